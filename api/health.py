@@ -1,0 +1,95 @@
+"""Honest health: every figure is measured now, or reported as unknown with the reason. Never a healthy default."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.apps import apps
+from django.conf import settings
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+
+def _check(fn: Any) -> dict[str, Any]:
+    started = time.perf_counter()
+    try:
+        result = fn()
+    except Exception as exc:
+        return {
+            "ok": False,
+            "reason": f"{type(exc).__name__}: {exc}"[:300],
+            "ms": round((time.perf_counter() - started) * 1000, 1),
+        }
+    result.setdefault("ok", True)
+    result["ms"] = round((time.perf_counter() - started) * 1000, 1)
+    return result
+
+
+def _database() -> dict[str, Any]:
+    with connection.cursor() as cur:
+        cur.execute("SELECT version(), (SELECT extversion FROM pg_extension WHERE extname = 'vector')")
+        version, vector = cur.fetchone()
+    return {
+        "ok": True,
+        "server": version.split(" on ")[0],
+        "pgvector": vector,
+        "embedded": bool(settings.ATRIUM_EMBEDDED_POSTGRES),
+    }
+
+
+def _migrations() -> dict[str, Any]:
+    executor = MigrationExecutor(connection)
+    plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    pending = [f"{m.app_label}.{m.name}" for m, _ in plan]
+    return {"ok": not pending, "pending": pending}
+
+
+def _redis() -> dict[str, Any]:
+    import redis
+
+    client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=1, socket_connect_timeout=1)
+    try:
+        client.ping()
+    finally:
+        client.close()
+    return {"ok": True, "embedded": bool(settings.ATRIUM_EMBEDDED_REDIS)}
+
+
+def _celery(redis_ok: bool) -> dict[str, Any]:
+    if not redis_ok:
+        return {"ok": None, "workers": None, "reason": "unknown: the broker (Redis) is unreachable"}
+    from config.celery import app
+
+    replies = app.control.ping(timeout=1.0) or []
+    workers = sorted(name for reply in replies for name in reply)
+    if not workers:
+        return {"ok": False, "workers": [], "reason": "no worker answered a ping within 1 s"}
+    return {"ok": True, "workers": workers}
+
+
+def _memory_counts() -> dict[str, Any]:
+    if not apps.is_installed("memory") or "memory" not in apps.app_configs:
+        return {"ok": None, "reason": "memory app not installed"}
+    try:
+        memory_model = apps.get_model("memory", "Memory")
+    except LookupError:
+        return {"ok": None, "reason": "unknown: no memory model yet"}
+    live = memory_model.objects.exclude(status="forgotten")
+    return {"ok": True, "total": live.count(), "without_vector": live.filter(embedding__isnull=True).count()}
+
+
+def health_report() -> dict[str, Any]:
+    from memory.embeddings import embedder_status
+
+    database = _check(_database)
+    report: dict[str, Any] = {"database": database}
+    report["migrations"] = _check(_migrations) if database["ok"] else {"ok": None, "reason": "database unreachable"}
+    report["redis"] = _check(_redis)
+    report["celery"] = _check(lambda: _celery(bool(report["redis"]["ok"])))
+    embedder = embedder_status()
+    report["embedder"] = {**embedder, "ok": {"loaded": True, "failed": False}.get(str(embedder["state"]))}
+    report["memories"] = _check(_memory_counts) if database["ok"] else {"ok": None, "reason": "database unreachable"}
+    states = [part.get("ok") for part in report.values()]
+    report["status"] = "ok" if all(s is True for s in states) else ("down" if database["ok"] is False else "degraded")
+    return report

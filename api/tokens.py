@@ -1,0 +1,100 @@
+"""Token create / verify / revoke. REST bearer auth and the MCP token verifier share `token_verify`."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from django.db import transaction
+from django.utils import timezone
+
+from api.models import TOKEN_PREFIX, ApiToken
+from palace.actors import Actor
+from palace.errors import InvalidInput, NotFound
+from palace.oplog import oplog_write
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+# last_used_at is a hint, not an audit trail; writing it on every call would make each read a write.
+LAST_USED_RESOLUTION = timedelta(seconds=60)
+
+
+def hash_token(raw: str) -> str:
+    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def token_create(
+    *, user: AbstractBaseUser, label: str, scope: str = "write", expires_at: datetime | None = None, actor: Actor
+) -> tuple[ApiToken, str]:
+    """Create a token and return it with the raw value, which is never stored and never shown again."""
+    label = (label or "").strip()
+    if not label or len(label) > 100:
+        raise InvalidInput("a token label is 1–100 characters")
+    if scope not in ApiToken.Scope.values:
+        raise InvalidInput("scope must be read or write")
+    raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    with transaction.atomic():
+        token = ApiToken.objects.create(
+            user_id=user.pk,
+            label=label,
+            prefix=raw[:10],
+            key_hash=hash_token(raw),
+            scope=scope,
+            expires_at=expires_at,
+        )
+        oplog_write(
+            op="token.create",
+            actor=actor,
+            target_kind="token",
+            target_id=token.pk,
+            detail={
+                "label": label,
+                "scope": scope,
+                "user": user.get_username(),
+                "expires_at": expires_at.isoformat() if expires_at else None,
+            },
+        )
+    return token, raw
+
+
+def token_verify(raw: str | None, *, now: datetime | None = None) -> ApiToken | None:
+    """The live token for `raw`, or None (unknown, revoked, expired, inactive user, malformed)."""
+    if not raw or not raw.startswith(TOKEN_PREFIX) or len(raw) > 200:
+        return None
+    moment = now or timezone.now()
+    token = ApiToken.objects.select_related("user").filter(key_hash=hash_token(raw)).first()
+    if token is None or not token.is_usable(moment) or not token.user.is_active:
+        return None
+    if token.last_used_at is None or moment - token.last_used_at > LAST_USED_RESOLUTION:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=moment)
+        token.last_used_at = moment
+    return token
+
+
+def token_revoke(*, token_id: int, user: AbstractBaseUser | None, actor: Actor) -> ApiToken:
+    """Revoke a token. `user` limits it to that user's tokens (None: an operator may revoke any)."""
+    with transaction.atomic():
+        qs = ApiToken.objects.select_for_update()
+        if user is not None:
+            qs = qs.filter(user_id=user.pk)
+        token = qs.filter(pk=token_id).first()
+        if token is None:
+            raise NotFound("token not found")
+        if token.revoked_at is None:
+            token.revoked_at = timezone.now()
+            token.save(update_fields=["revoked_at"])
+            oplog_write(
+                op="token.revoke",
+                actor=actor,
+                target_kind="token",
+                target_id=token.pk,
+                detail={"label": token.label, "user": token.user.get_username()},
+            )
+    return token
+
+
+def tokens_for(*, user: AbstractBaseUser) -> list[ApiToken]:
+    return list(ApiToken.objects.filter(user_id=user.pk).order_by("-created_at"))

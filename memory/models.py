@@ -1,0 +1,179 @@
+"""The content of a palace: memories, the edges between them, and the record of retrievals."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from django.utils import timezone
+from pgvector.django import HnswIndex, VectorField
+
+from palace.models import Palace, Slot
+
+EMBEDDING_DIM = 384
+
+
+class Memory(models.Model):
+    class Kind(models.TextChoices):
+        FACT = "fact"
+        PREFERENCE = "preference"
+        DECISION = "decision"
+        EPISODE = "episode"
+        SKILL = "skill"
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        ARCHIVED = "archived"
+        FORGOTTEN = "forgotten"
+        SUPERSEDED = "superseded"
+
+    class Source(models.TextChoices):
+        MCP = "mcp"
+        REST = "rest"
+        PANEL = "panel"
+        CAPTURE = "capture"
+        BACKFILL = "backfill"
+        IMPORT = "import"
+        DISTILL = "distill"
+        EVAL = "eval"
+
+    palace = models.ForeignKey(Palace, on_delete=models.PROTECT, related_name="memories")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    content = models.TextField()
+    placard = models.CharField(max_length=200, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    confidence = models.FloatField(default=0.7)
+    importance = models.FloatField(default=0.5)
+    hit_count = models.PositiveIntegerField(default=0)
+    last_accessed_at = models.DateTimeField(null=True, blank=True)
+    occurred_at = models.DateTimeField(default=timezone.now)  # world time: when it happened
+    created_at = models.DateTimeField(default=timezone.now)  # server time: when Atrium learned it
+    updated_at = models.DateTimeField(auto_now=True)
+    version = models.PositiveIntegerField(default=1)  # optimistic lock for corrections
+    supersedes = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="superseded_by"
+    )
+    # Provenance, stamped by the server. `sources` keeps every source a merged memory absorbed.
+    source_kind = models.CharField(max_length=16, choices=Source.choices, default=Source.REST)
+    source_session = models.CharField(max_length=200, blank=True)
+    source_turn = models.CharField(max_length=100, blank=True)
+    source_seq = models.BigIntegerField(null=True, blank=True)
+    sources = models.JSONField(default=list, blank=True)
+    speaker = models.CharField(max_length=120, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_by_token_id = models.BigIntegerField(null=True, blank=True)
+    redactions = models.JSONField(default=list, blank=True)  # kinds scrubbed, never the values
+    epitaph = models.TextField(blank=True)  # why it was forgotten or archived
+    # Retrieval: the derived texts, the full-text vector and the embedding (null when the embedder was down).
+    search_text = models.TextField(blank=True)
+    search_vector = SearchVectorField(null=True, blank=True)
+    embedding = VectorField(dimensions=EMBEDDING_DIM, null=True, blank=True)
+    embedding_model = models.CharField(max_length=100, blank=True)
+    meta = models.JSONField(default=dict, blank=True)
+    slot = models.ForeignKey(Slot, null=True, blank=True, on_delete=models.PROTECT, related_name="memories")
+    review_enrolled = models.BooleanField(default=False)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["palace", "status", "-created_at"], name="memory_palace_status_time"),
+            models.Index(fields=["palace", "kind", "status"], name="memory_palace_kind"),
+            models.Index(fields=["palace", "occurred_at"], name="memory_palace_occurred"),
+            models.Index(fields=["palace", "source_session", "source_turn"], name="memory_source"),
+            GinIndex(fields=["search_vector"], name="memory_search_gin"),
+            HnswIndex(
+                name="memory_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                name="memory_confidence_range", condition=models.Q(confidence__gte=0) & models.Q(confidence__lte=1)
+            ),
+            models.CheckConstraint(
+                name="memory_importance_range", condition=models.Q(importance__gte=0) & models.Q(importance__lte=1)
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.kind}: {self.content[:60]}"
+
+
+class Edge(models.Model):
+    class Kind(models.TextChoices):
+        CONTRADICTS = "contradicts"
+        SUPPORTS = "supports"
+        REFINES = "refines"
+        RELATED = "related"
+        SUPERSEDES = "supersedes"
+        DERIVED_FROM = "derived_from"
+        NEXT = "next"  # conversational order: the turn that followed in the same session
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        CONFIRMED = "confirmed"
+        DISMISSED = "dismissed"
+
+    palace = models.ForeignKey(Palace, on_delete=models.PROTECT, related_name="edges")
+    from_memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="edges_out")
+    to_memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="edges_in")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    status = models.CharField(max_length=16, choices=Status.choices, blank=True)  # contradictions only
+    weight = models.FloatField(default=1.0)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["from_memory", "to_memory", "kind"], name="edge_unique"),
+        ]
+        indexes = [
+            models.Index(fields=["to_memory", "kind"], name="edge_to_kind"),
+            models.Index(fields=["palace", "kind", "status"], name="edge_palace_kind"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.from_memory_id} -{self.kind}-> {self.to_memory_id}"
+
+
+class AccessRecord(models.Model):
+    """A retrieval: which memory was returned to whom, at which rank. Not a mutation, so not on the op log."""
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="accesses")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    token_id = models.BigIntegerField(null=True, blank=True)
+    batch = models.CharField(max_length=40, blank=True)
+    rank = models.PositiveIntegerField(default=0)
+    via = models.CharField(max_length=16, blank=True)  # search, examine, review, profile
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["memory", "-created_at"], name="access_memory_time")]
+
+    def __str__(self) -> str:
+        return f"memory {self.memory_id} returned at rank {self.rank}"
+
+
+class SearchBatch(models.Model):
+    """A server-minted handle for one search's results, bound to the user; `assess` may cite only its refs."""
+
+    handle = models.CharField(max_length=40, unique=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    query = models.TextField()
+    refs = models.JSONField(default=dict)  # ref -> memory id
+    palace_ids = models.JSONField(default=list)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    assessed = models.BooleanField(default=False)
+
+    def __str__(self) -> str:
+        return self.handle

@@ -1,0 +1,9 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class PalaceConfig(AppConfig):
+    name = "palace"
+    verbose_name = "Palaces"
+    default_auto_field = "django.db.models.BigAutoField"
