@@ -209,6 +209,7 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = Path(env("ATRIUM_STATIC_ROOT", str(ATRIUM_HOME / "static")))
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns on every request when it is missing
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -262,6 +263,10 @@ ATRIUM_DECAY_AFTER_DAYS = env_int("ATRIUM_DECAY_AFTER_DAYS", 30, minimum=1)
 ATRIUM_DECAY_IMPORTANCE_BELOW = env_float("ATRIUM_DECAY_IMPORTANCE_BELOW", 0.3, low=0.0, high=1.0)
 ATRIUM_DISTILL_SIMILARITY = env_float("ATRIUM_DISTILL_SIMILARITY", 0.92, low=0.0, high=1.0)
 ATRIUM_DISTILL_MIN_CLUSTER = env_int("ATRIUM_DISTILL_MIN_CLUSTER", 3, minimum=2)
+# What the scheduled distillation does: "suggest" (propose, change nothing) or "apply".
+ATRIUM_DISTILL_MODE = env("ATRIUM_DISTILL_MODE", "suggest")
+if ATRIUM_DISTILL_MODE not in {"suggest", "apply"}:
+    raise ImproperlyConfigured(f"ATRIUM_DISTILL_MODE must be suggest or apply, not {ATRIUM_DISTILL_MODE!r}")
 
 # Limits on what one request may carry.
 ATRIUM_MAX_CONTENT_CHARS = env_int("ATRIUM_MAX_CONTENT_CHARS", 20000, minimum=100)

@@ -16,6 +16,13 @@ from palace.services import member_set, project_create, user_create
 PROJECT_ORIGIN = "git@github.com:atrium-test/demo.git"
 
 
+def pytest_configure() -> None:
+    # Password hashing is deliberately slow in production; tests create many users.
+    from django.conf import settings
+
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def system() -> Actor:
     return Actor.for_system("tests")

@@ -1,0 +1,121 @@
+"""Tokens: shown once, stored as a hash, verified by one lookup shared by REST and MCP, revocable, expiring."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import time_machine
+from django.utils import timezone
+
+from api.models import ApiToken
+from api.tokens import hash_token, token_create, token_revoke, token_verify
+from palace.actors import Actor
+from palace.models import OpLog
+
+
+def test_create_stores_only_a_hash_and_logs_it(alice: Any) -> None:
+    token, raw = token_create(user=alice, label="laptop", scope="read", actor=Actor.for_user(alice))
+    assert raw.startswith("atr_") and len(raw) > 30
+    token.refresh_from_db()
+    assert token.key_hash == hash_token(raw) and raw not in {token.key_hash, token.prefix}
+    assert not ApiToken.objects.filter(key_hash=raw).exists()
+    row = OpLog.objects.get(op="token.create", target_id=token.pk)
+    assert row.detail["label"] == "laptop" and raw not in str(row.detail)
+
+
+def test_verify_accepts_a_live_token_and_refuses_bad_ones(alice: Any) -> None:
+    token, raw = token_create(user=alice, label="t", actor=Actor.for_user(alice))
+    assert token_verify(raw) == token
+    for bad in ["", None, "atr_nope", raw + "x", raw[:-1], "Bearer " + raw, "x" * 500]:
+        assert token_verify(bad) is None
+
+
+def test_revoked_token_is_refused_and_revocation_is_logged(alice: Any) -> None:
+    token, raw = token_create(user=alice, label="t", actor=Actor.for_user(alice))
+    assert token_verify(raw) is not None
+    token_revoke(token_id=token.pk, user=alice, actor=Actor.for_user(alice))
+    assert token_verify(raw) is None
+    assert OpLog.objects.filter(op="token.revoke", target_id=token.pk).count() == 1
+
+
+def test_a_user_cannot_revoke_someone_elses_token(alice: Any, charlie: Any) -> None:
+    import pytest
+
+    from palace.errors import NotFound
+
+    token, raw = token_create(user=alice, label="t", actor=Actor.for_user(alice))
+    with pytest.raises(NotFound):
+        token_revoke(token_id=token.pk, user=charlie, actor=Actor.for_user(charlie))
+    assert token_verify(raw) is not None
+
+
+def test_expired_token_is_refused(alice: Any) -> None:
+    expires = timezone.now() + timedelta(days=1)
+    _, raw = token_create(user=alice, label="t", expires_at=expires, actor=Actor.for_user(alice))
+    assert token_verify(raw) is not None
+    with time_machine.travel(expires + timedelta(seconds=1)):
+        assert token_verify(raw) is None
+
+
+def test_inactive_user_token_is_refused(alice: Any) -> None:
+    _, raw = token_create(user=alice, label="t", actor=Actor.for_user(alice))
+    assert token_verify(raw) is not None
+    alice.is_active = False
+    alice.save()
+    assert token_verify(raw) is None
+
+
+def test_rest_bearer_and_401s(alice: Any, client: Any, token_for: Any, bearer: Any) -> None:
+    raw = token_for(alice)
+    ok = client.get("/api/v1/palaces", **bearer(raw))
+    assert ok.status_code == 200
+    assert [p["role"] for p in ok.json()] == ["owner"]
+    for headers in ({}, bearer("atr_bad"), {"HTTP_AUTHORIZATION": "Basic abc"}):
+        response = client.get("/api/v1/palaces", **headers)
+        assert response.status_code == 401
+        assert response.json()["error"]["code"] == "unauthenticated"
+        assert response["WWW-Authenticate"].startswith("Bearer")
+
+
+def test_rest_refuses_a_revoked_token(alice: Any, client: Any, bearer: Any) -> None:
+    token, raw = token_create(user=alice, label="t", actor=Actor.for_user(alice))
+    assert client.get("/api/v1/palaces", **bearer(raw)).status_code == 200
+    token_revoke(token_id=token.pk, user=alice, actor=Actor.for_user(alice))
+    assert client.get("/api/v1/palaces", **bearer(raw)).status_code == 401
+
+
+def test_token_command_prints_the_raw_token_once(alice: Any, capsys: Any) -> None:
+    from django.core.management import call_command
+
+    call_command("token", "create", "--user", "alice", "--name", "cli", "--scope", "read")
+    raw = capsys.readouterr().out.strip()
+    assert token_verify(raw) is not None and token_verify(raw).scope == "read"
+    call_command("token", "list", "--user", "alice")
+    listing = capsys.readouterr().out
+    assert "cli" in listing and raw not in listing
+    token_id = ApiToken.objects.get(label="cli").pk
+    call_command("token", "revoke", str(token_id))
+    assert token_verify(raw) is None
+
+
+def test_tokens_page_shows_the_raw_token_once_and_revokes(alice: Any, client_for: Any) -> None:
+    client = client_for(alice)
+    response = client.post("/tokens/create/", {"label": "from panel", "scope": "write"})
+    assert response.status_code == 200
+    raw = response.context["raw_token"]
+    assert raw in response.content.decode()
+    token = token_verify(raw)
+    assert token is not None
+    page = client.get("/tokens/").content.decode()
+    assert "from panel" in page and raw not in page
+    assert client.post(f"/tokens/{token.pk}/revoke/").status_code == 302
+    assert token_verify(raw) is None
+
+
+def test_tokens_page_cannot_revoke_another_users_token(alice: Any, charlie: Any, client_for: Any) -> None:
+    token, raw = token_create(user=alice, label="t", actor=Actor.for_user(alice))
+    assert client_for(charlie).post(f"/tokens/{token.pk}/revoke/").status_code == 404
+    assert token_verify(raw) is not None
+    assert client_for(alice).post(f"/tokens/{token.pk}/revoke/").status_code == 302
+    assert token_verify(raw) is None
