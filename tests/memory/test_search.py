@@ -1,0 +1,365 @@
+"""memory.search.memory_search: arms and honest labels, filters, isolation, reinforcement, evidence batches.
+
+Memories are inserted directly (search text and embedding built exactly as the write pipeline builds them), so these
+tests pin retrieval alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import pytest
+
+from memory.embeddings import EmbedderUnavailable, embed_passages, set_embedder
+from memory.models import AccessRecord, Edge, Memory, SearchBatch
+from memory.search import memory_search
+from memory.searchtext import build_embedding_text, build_search_text
+from palace.actors import Actor
+from palace.errors import InvalidInput, NotFound
+from palace.models import OpLog, Palace
+from palace.slots import slot_assign
+
+
+class FailingEmbedder:
+    name = "failing"
+
+    def passages(self, texts: list[str]) -> np.ndarray:
+        raise EmbedderUnavailable("test: embedder down")
+
+    def query(self, text: str) -> np.ndarray:
+        raise EmbedderUnavailable("test: embedder down")
+
+
+@pytest.fixture
+def embedder_down() -> Iterator[None]:
+    set_embedder(FailingEmbedder())
+    yield
+    set_embedder(None, active=False)
+
+
+def remember(
+    palace: Palace,
+    content: str,
+    *,
+    kind: str = "fact",
+    speaker: str = "",
+    occurred_at: datetime | None = None,
+    status: str = "active",
+    embed: bool = True,
+    slot: bool = True,
+) -> Memory:
+    occurred = occurred_at or datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+    fields: dict[str, Any] = {
+        "content": content,
+        "placard": "",
+        "speaker": speaker,
+        "occurred_at": occurred,
+        "context": "",
+    }
+    memory = Memory(
+        palace=palace,
+        kind=kind,
+        content=content,
+        speaker=speaker,
+        occurred_at=occurred,
+        status=status,
+        search_text=build_search_text(**fields),
+    )
+    if embed:
+        memory.embedding = embed_passages([build_embedding_text(**fields)])[0]
+        memory.embedding_model = "multilingual-e5-small"
+    if slot:
+        memory.slot = slot_assign(palace=palace, kind=kind, actor=Actor.for_system("tests"))
+    memory.save()
+    return memory
+
+
+@pytest.fixture
+def alice_palace(alice: Any) -> Palace:
+    return Palace.objects.get(personal_owner=alice)
+
+
+@pytest.fixture
+def notes(alice_palace: Palace) -> dict[str, Memory]:
+    return {
+        "tea": remember(alice_palace, "Alice prefers green tea over coffee in the morning", kind="preference"),
+        "deploy": remember(alice_palace, "We deploy the API with blue-green releases on Fridays", kind="decision"),
+        "cat": remember(alice_palace, "Alice's cat is called Miso and likes to sleep on the keyboard"),
+    }
+
+
+def test_hybrid_when_both_arms_ran_and_labels_name_each_arm(alice: Any, notes: dict[str, Memory]) -> None:
+    result = memory_search(user=alice, query="what tea does Alice drink", reinforce=False, register_batch=False)
+
+    assert result.mode == "hybrid"
+    assert result.degraded == []
+    top = result.hits[0]
+    assert top.memory.pk == notes["tea"].pk
+    assert top.label == f"sem#{top.ranks['sem']} + lex#{top.ranks['lex']}"
+    assert set(top.ranks) == {"sem", "lex"}
+
+
+def test_keyword_only_result_is_never_labelled_hybrid(
+    alice: Any, notes: dict[str, Memory], embedder_down: None
+) -> None:
+    result = memory_search(user=alice, query="green tea", reinforce=False, register_batch=False)
+
+    assert result.mode == "lexical"
+    assert result.degraded == ["semantic"]
+    assert result.hits[0].memory.pk == notes["tea"].pk
+    assert result.hits[0].label == "lex#1"
+    assert all("sem" not in h.label and "sem" not in h.ranks for h in result.hits)
+
+
+def test_lexical_arm_finding_nothing_is_not_degradation(alice: Any, notes: dict[str, Memory]) -> None:
+    result = memory_search(user=alice, query="zyxwv qqqq", reinforce=False, register_batch=False)
+
+    assert result.mode == "hybrid"
+    assert result.degraded == []
+    assert result.hits, "the semantic arm always returns neighbours"
+    assert all(h.label.startswith("sem#") and "lex" not in h.ranks for h in result.hits)
+
+
+def test_or_query_does_not_starve_on_words_missing_from_the_memory(
+    alice: Any, notes: dict[str, Memory], embedder_down: None
+) -> None:
+    result = memory_search(
+        user=alice, query="which weekday do releases of the API happen", reinforce=False, register_batch=False
+    )
+
+    assert result.hits[0].memory.pk == notes["deploy"].pk
+
+
+def test_english_words_are_stemmed(alice: Any, notes: dict[str, Memory], embedder_down: None) -> None:
+    result = memory_search(user=alice, query="deploying", reinforce=False, register_batch=False)
+
+    assert [h.memory.pk for h in result.hits] == [notes["deploy"].pk]
+
+
+def test_chinese_query_finds_chinese_content_through_the_lexical_arm(
+    alice: Any, alice_palace: Palace, notes: dict[str, Memory], embedder_down: None
+) -> None:
+    chinese = remember(alice_palace, "我们决定每周五发布新版本，张伟负责回滚", kind="decision", embed=False)
+
+    result = memory_search(user=alice, query="谁负责回滚", reinforce=False, register_batch=False)
+
+    assert result.mode == "lexical"
+    assert [h.memory.pk for h in result.hits] == [chinese.pk]
+
+
+def test_chinese_query_finds_chinese_content_in_hybrid_mode(
+    alice: Any, alice_palace: Palace, notes: dict[str, Memory]
+) -> None:
+    chinese = remember(alice_palace, "小明喜欢喝乌龙茶，不喝咖啡", kind="preference")
+
+    result = memory_search(user=alice, query="小明喜欢喝什么茶", reinforce=False, register_batch=False)
+
+    assert result.hits[0].memory.pk == chinese.pk
+    assert result.hits[0].label.startswith("sem#1 + lex#1")
+
+
+def test_as_of_hides_memories_that_happened_later(alice: Any, alice_palace: Palace) -> None:
+    old = remember(alice_palace, "The office moved to Lisbon", occurred_at=datetime(2025, 1, 10, tzinfo=UTC))
+    new = remember(alice_palace, "The office moved to Porto", occurred_at=datetime(2026, 6, 1, tzinfo=UTC))
+
+    everything = memory_search(user=alice, query="office moved", reinforce=False, register_batch=False)
+    back_then = memory_search(
+        user=alice,
+        query="office moved",
+        as_of=datetime(2025, 12, 31, tzinfo=UTC),
+        reinforce=False,
+        register_batch=False,
+    )
+
+    assert {h.memory.pk for h in everything.hits} == {old.pk, new.pk}
+    assert [h.memory.pk for h in back_then.hits] == [old.pk]
+
+
+def test_kind_filter(alice: Any, notes: dict[str, Memory]) -> None:
+    result = memory_search(user=alice, query="Alice", kind="preference", reinforce=False, register_batch=False)
+
+    assert [h.memory.pk for h in result.hits] == [notes["tea"].pk]
+
+
+def test_room_filter_uses_the_slot_room_name(alice: Any, notes: dict[str, Memory]) -> None:
+    result = memory_search(user=alice, query="Alice", room="Decision Chamber", reinforce=False, register_batch=False)
+    nowhere = memory_search(user=alice, query="Alice", room="No Such Room", reinforce=False, register_batch=False)
+
+    assert [h.memory.pk for h in result.hits] == [notes["deploy"].pk]
+    assert nowhere.hits == []
+
+
+def test_status_defaults_to_active(alice: Any, alice_palace: Palace, notes: dict[str, Memory]) -> None:
+    gone = remember(alice_palace, "Alice once drank jasmine tea", status="forgotten")
+
+    default = memory_search(user=alice, query="jasmine tea", reinforce=False, register_batch=False)
+    forgotten = memory_search(
+        user=alice, query="jasmine tea", status="forgotten", reinforce=False, register_batch=False
+    )
+
+    assert gone.pk not in {h.memory.pk for h in default.hits}
+    assert [h.memory.pk for h in forgotten.hits] == [gone.pk]
+
+
+def test_outsider_never_sees_another_users_memories(alice: Any, charlie: Any, notes: dict[str, Memory]) -> None:
+    own = memory_search(user=alice, query="green tea", reinforce=False, register_batch=False)
+    outsider = memory_search(user=charlie, query="green tea", reinforce=False, register_batch=False)
+
+    assert notes["tea"].pk in {h.memory.pk for h in own.hits}  # positive control
+    assert outsider.hits == []
+    assert all(h.memory.palace_id == Palace.objects.get(personal_owner=charlie).pk for h in outsider.hits)
+
+
+def test_outsider_naming_a_palace_gets_not_found(alice: Any, charlie: Any, alice_palace: Palace, notes: Any) -> None:
+    mine = memory_search(user=alice, query="tea", palace_ids=[alice_palace.pk], reinforce=False, register_batch=False)
+    assert mine.hits  # positive control
+
+    with pytest.raises(NotFound):
+        memory_search(user=charlie, query="tea", palace_ids=[alice_palace.pk], reinforce=False, register_batch=False)
+
+
+def test_project_memories_reach_members_only(alice: Any, bob: Any, charlie: Any, project: Palace) -> None:
+    shared = remember(project, "The demo project pins PostgreSQL 18 for its vector index")
+
+    for member in (alice, bob):
+        result = memory_search(user=member, query="which PostgreSQL version", reinforce=False, register_batch=False)
+        assert shared.pk in {h.memory.pk for h in result.hits}
+    outsider = memory_search(user=charlie, query="which PostgreSQL version", reinforce=False, register_batch=False)
+    assert shared.pk not in {h.memory.pk for h in outsider.hits}
+
+
+def test_edges_add_one_hop_neighbours_with_an_honest_label(
+    alice: Any, alice_palace: Palace, embedder_down: None
+) -> None:
+    question = remember(alice_palace, "Where did you go hiking last weekend?", kind="episode", embed=False)
+    answer = remember(alice_palace, "Up the Serra da Estrela, it was freezing", kind="episode", embed=False)
+    Edge.objects.create(palace=alice_palace, from_memory=question, to_memory=answer, kind="next")
+
+    result = memory_search(user=alice, query="hiking last weekend", reinforce=False, register_batch=False)
+
+    assert [h.memory.pk for h in result.hits] == [question.pk, answer.pk]
+    assert result.hits[1].label == f"edge:next from #{question.pk}"
+    assert result.hits[1].expanded_from == question.pk
+
+
+def test_edges_never_cross_into_an_unreadable_palace(
+    alice: Any, charlie: Any, alice_palace: Palace, embedder_down: None
+) -> None:
+    charlie_palace = Palace.objects.get(personal_owner=charlie)
+    mine = remember(charlie_palace, "Charlie's hiking plans for the weekend", embed=False)
+    secret = remember(alice_palace, "Alice's private diary entry", embed=False)
+    Edge.objects.create(palace=charlie_palace, from_memory=mine, to_memory=secret, kind="related")
+
+    result = memory_search(user=charlie, query="hiking weekend", reinforce=False, register_batch=False)
+
+    assert [h.memory.pk for h in result.hits] == [mine.pk]  # positive control, and no leak
+
+
+def test_top_hits_carry_neighbouring_slot_cues(alice: Any, notes: dict[str, Memory], alice_palace: Palace) -> None:
+    second = remember(alice_palace, "Alice's dog is called Tofu")
+    result = memory_search(user=alice, query="Alice's cat Miso", reinforce=False, register_batch=False)
+
+    top = result.hits[0]
+    assert top.memory.pk == notes["cat"].pk
+    assert top.memory.slot is not None and second.slot is not None
+    assert top.cues == [second.slot.coordinate]  # cat is Fact Hall#1, the dog Fact Hall#2
+
+
+def test_search_reinforces_through_access_records_not_the_op_log(alice: Any, notes: dict[str, Memory]) -> None:
+    ops_before = OpLog.objects.count()
+
+    result = memory_search(user=alice, query="green tea", limit=2, token_id=7)
+
+    assert len(result.hits) == 2
+    records = list(AccessRecord.objects.order_by("rank"))
+    assert [(r.memory_id, r.rank, r.via, r.token_id, r.user_id) for r in records] == [
+        (h.memory.pk, i, "search", 7, alice.pk) for i, h in enumerate(result.hits, start=1)
+    ]
+    assert all(r.batch == result.batch for r in records)
+    for hit in result.hits:
+        stored = Memory.objects.get(pk=hit.memory.pk)
+        assert stored.hit_count == 1
+        assert stored.last_accessed_at is not None
+    assert OpLog.objects.count() == ops_before
+
+
+def test_reinforce_false_writes_nothing(alice: Any, notes: dict[str, Memory]) -> None:
+    memory_search(user=alice, query="green tea", reinforce=False, register_batch=False)
+
+    assert AccessRecord.objects.count() == 0
+    assert SearchBatch.objects.count() == 0
+    assert Memory.objects.filter(hit_count__gt=0).count() == 0
+
+
+def test_evidence_batch_maps_refs_to_memories_and_is_bound_to_the_user(alice: Any, notes: dict[str, Memory]) -> None:
+    result = memory_search(user=alice, query="Alice", limit=3, reinforce=False)
+
+    assert result.batch is not None and result.batch.startswith("b_")
+    batch = SearchBatch.objects.get(handle=result.batch)
+    assert batch.user_id == alice.pk
+    assert batch.refs == {f"r{i}": h.memory.pk for i, h in enumerate(result.hits, start=1)}
+    assert [h.ref for h in result.hits] == ["r1", "r2", "r3"]
+
+
+def test_only_the_latest_20_batches_are_kept_per_user(alice: Any, bob: Any, notes: dict[str, Memory]) -> None:
+    bob_palace = Palace.objects.get(personal_owner=bob)
+    remember(bob_palace, "Bob's tea is black")
+    bobs = memory_search(user=bob, query="tea", reinforce=False).batch
+    handles = [memory_search(user=alice, query="tea", reinforce=False).batch for _ in range(23)]
+
+    kept = set(SearchBatch.objects.filter(user=alice).values_list("handle", flat=True))
+    assert kept == set(handles[-20:])
+    assert SearchBatch.objects.filter(handle=bobs).exists()  # another user's batches are not touched
+
+
+def test_recency_and_proof_boosts_reorder_equal_matches(
+    alice: Any, alice_palace: Palace, embedder_down: None, settings: Any
+) -> None:
+    first = remember(alice_palace, "Standup notes for the billing team", embed=False)
+    second = remember(alice_palace, "Standup notes for the billing team", embed=False)
+    Memory.objects.filter(pk=first.pk).update(hit_count=40)
+
+    boosted = memory_search(user=alice, query="standup billing", reinforce=False, register_batch=False)
+    settings.ATRIUM_PROOF_WEIGHT = 0
+    plain = memory_search(user=alice, query="standup billing", reinforce=False, register_batch=False)
+
+    assert [h.memory.pk for h in boosted.hits] == [first.pk, second.pk]
+    assert [h.memory.pk for h in plain.hits] == [second.pk, first.pk]  # ties break toward the newer row
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"query": ""},
+        {"query": "   "},
+        {"query": "x" * 2001},
+        {"query": "tea", "limit": 0},
+        {"query": "tea", "kind": "gossip"},
+    ],
+)
+def test_bad_input_is_refused(alice: Any, notes: dict[str, Memory], kwargs: dict[str, Any]) -> None:
+    with pytest.raises(InvalidInput):
+        memory_search(user=alice, reinforce=False, register_batch=False, **kwargs)
+    assert AccessRecord.objects.count() == 0
+
+
+def test_search_cost_does_not_grow_with_the_number_of_hits(
+    alice: Any, alice_palace: Palace, notes: dict[str, Memory]
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    for i in range(12):
+        remember(alice_palace, f"Meeting note {i}: Alice reviewed the tea budget")
+    memory_search(user=alice, query="warm-up", reinforce=False, register_batch=False)  # load the embedder
+
+    counts = []
+    for limit in (2, 10):
+        with CaptureQueriesContext(connection) as ctx:
+            result = memory_search(user=alice, query="tea budget meeting", limit=limit)
+        assert len(result.hits) == limit
+        counts.append(len(ctx.captured_queries))
+    assert counts[0] == counts[1]
