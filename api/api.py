@@ -65,3 +65,5 @@ def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
 
 api.add_router("/health", health.router)
 api.add_router("/palaces", palaces.router)
+api.add_router("/memories", "api.routers.memories.router")
+api.add_router("/oplog", "api.routers.oplog.router")

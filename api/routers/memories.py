@@ -1,0 +1,326 @@
+"""REST door to the memory services: save (one or a batch), list, get, correct, forget, restore, report.
+
+Palaces are addressed by `palace` (id) or `project` (a git origin, any spelling); neither means the caller's
+personal palace for writes and every readable palace for the list. The acting user and token come from the
+session or the bearer token; provenance source "rest" is stamped here, never taken from the request.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from django.http import HttpRequest
+from ninja import Field, Query, Router, Schema, Status
+from pydantic import ConfigDict
+
+from api.auth import Caller, caller_of
+from api.schemas import ErrorOut
+from memory import selectors, services
+from memory.models import Memory
+from palace.errors import InvalidInput
+from palace.models import Palace
+from palace.selectors import palace_get
+
+router = Router(tags=["memories"])
+
+SOURCE = "rest"
+ERRORS: dict[int, Any] = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut, 422: ErrorOut}
+KindName = Literal["fact", "preference", "decision", "episode", "skill"]
+
+
+class _Strict(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ItemIn(_Strict):
+    content: str
+    kind: KindName = "fact"
+    placard: str = ""
+    occurred_at: datetime | None = None
+    speaker: str = ""
+    source_session: str = ""
+    source_turn: str = ""
+    source_seq: int | None = None
+    importance: float | None = None
+
+
+class SaveIn(_Strict):
+    """One memory (`content`, `kind`, …) or a batch (`items`, up to 10), into `palace` or `project`."""
+
+    palace: int | None = None
+    project: str | None = None
+    content: str | None = None
+    kind: KindName = "fact"
+    placard: str = ""
+    occurred_at: datetime | None = None
+    speaker: str = ""
+    source_session: str = ""
+    source_turn: str = ""
+    source_seq: int | None = None
+    importance: float | None = None
+    items: list[ItemIn] | None = Field(default=None, max_length=services.MAX_BATCH_ITEMS)
+
+
+class MemoryOut(Schema):
+    id: int
+    palace: int
+    kind: str
+    content: str
+    placard: str
+    status: str
+    confidence: float
+    importance: float
+    hit_count: int
+    last_accessed_at: datetime | None
+    occurred_at: datetime
+    created_at: datetime
+    updated_at: datetime
+    version: int
+    supersedes: int | None
+    slot: str | None
+    speaker: str
+    source: dict[str, Any]
+    sources: list[dict[str, Any]]
+    redactions: list[str]
+    epitaph: str
+    embedded: bool
+    review_enrolled: bool
+
+
+class MemoryDetailOut(MemoryOut):
+    superseded_by: int | None
+
+
+class SaveOut(Schema):
+    disposition: str
+    memory: MemoryOut | None
+    merged_into: int | None
+    contradicts: list[int]
+    redactions: list[str]
+    degraded: list[str]
+    hint: str
+
+
+class ItemErrorOut(Schema):
+    index: int
+    error: dict[str, str]
+
+
+class BatchOut(Schema):
+    count: int
+    failed: int
+    items: list[SaveOut | ItemErrorOut]
+
+
+class PageOut(Schema):
+    items: list[MemoryOut]
+    next_cursor: str | None
+
+
+class ListQuery(Schema):
+    palace: int | None = None
+    project: str | None = None
+    kind: KindName | None = None
+    status: Literal["active", "archived", "forgotten", "superseded", "any"] = "active"
+    room: str | None = None
+    cursor: str | None = None
+    limit: int = Field(default=50, ge=1, le=selectors.MAX_PAGE)
+
+
+class UpdateIn(_Strict):
+    content: str
+    placard: str | None = None
+    kind: KindName | None = None
+    expected_version: int | None = None
+    reason: str = ""
+
+
+class ReasonIn(_Strict):
+    reason: str = ""
+
+
+class ReportIn(_Strict):
+    outcome: Literal["success", "failure"]
+    note: str = ""
+
+
+def memory_out(m: Memory) -> dict[str, Any]:
+    return {
+        "id": m.pk,
+        "palace": m.palace_id,
+        "kind": m.kind,
+        "content": m.content,
+        "placard": m.placard,
+        "status": m.status,
+        "confidence": m.confidence,
+        "importance": m.importance,
+        "hit_count": m.hit_count,
+        "last_accessed_at": m.last_accessed_at,
+        "occurred_at": m.occurred_at,
+        "created_at": m.created_at,
+        "updated_at": m.updated_at,
+        "version": m.version,
+        "supersedes": m.supersedes_id,
+        "slot": m.slot.coordinate if m.slot_id is not None and m.slot is not None else None,
+        "speaker": m.speaker,
+        "source": {
+            "kind": m.source_kind,
+            "session": m.source_session,
+            "turn": m.source_turn,
+            "seq": m.source_seq,
+            "user_id": m.created_by_id,
+            "token_id": m.created_by_token_id,
+        },
+        "sources": m.sources,
+        "redactions": m.redactions,
+        "epitaph": m.epitaph,
+        "embedded": m.embedding is not None,
+        "review_enrolled": m.review_enrolled,
+    }
+
+
+def save_out(r: services.SaveResult) -> dict[str, Any]:
+    return {
+        "disposition": r.disposition,
+        "memory": memory_out(r.memory) if r.memory is not None else None,
+        "merged_into": r.merged_into,
+        "contradicts": r.contradicts,
+        "redactions": r.redactions,
+        "degraded": r.degraded,
+        "hint": r.hint,
+    }
+
+
+def _palace(caller: Caller, palace: int | None, project: str | None, *, write: bool) -> Palace:
+    if palace is not None and project is not None:
+        raise InvalidInput("give palace or project, not both")
+    return palace_get(user=caller.user, palace_id=palace, origin=project, write=write)
+
+
+@router.post("", response={200: SaveOut | BatchOut, 201: SaveOut, **ERRORS})
+def memories_save(request: HttpRequest, payload: SaveIn) -> Status[dict[str, Any]]:
+    """Save one memory, or up to 10 `items`. Each gets a disposition: accept | merge | defer | drop.
+
+    A new row answers 201; a merge, a drop and a batch answer 200 (a batch reports per item, with `failed`).
+    """
+    caller = caller_of(request)
+    caller.require_write()
+    if (payload.content is None) == (payload.items is None):
+        raise InvalidInput("send either content (one memory) or items (a batch), not both or neither")
+    palace = _palace(caller, payload.palace, payload.project, write=True)
+    if payload.items is not None:
+        batch = services.memory_save_batch(
+            palace=palace, actor=caller.actor, items=[i.model_dump() for i in payload.items], source=SOURCE
+        )
+        items = [
+            save_out(r)
+            if isinstance(r, services.SaveResult)
+            else {"index": r.index, "error": {"code": r.code, "message": r.message}}
+            for r in batch.items
+        ]
+        return Status(200, {"count": batch.count, "failed": batch.failed, "items": items})
+    result = services.memory_save(
+        palace=palace,
+        actor=caller.actor,
+        content=payload.content or "",
+        kind=payload.kind,
+        placard=payload.placard,
+        source=SOURCE,
+        occurred_at=payload.occurred_at,
+        speaker=payload.speaker,
+        source_session=payload.source_session,
+        source_turn=payload.source_turn,
+        source_seq=payload.source_seq,
+        importance=payload.importance,
+    )
+    return Status(201 if result.disposition in ("accept", "defer") else 200, save_out(result))
+
+
+@router.get("", response={200: PageOut, **ERRORS})
+def memories_list(request: HttpRequest, filters: Query[ListQuery]) -> dict[str, Any]:
+    """Memories you may read, newest first. Pass `next_cursor` back as `cursor` for the next page."""
+    caller = caller_of(request)
+    palaces = None
+    if filters.palace is not None or filters.project is not None:
+        palaces = [_palace(caller, filters.palace, filters.project, write=False)]
+    room: str | int | None = filters.room
+    if filters.room is not None and filters.room.isdigit():
+        room = int(filters.room)
+    page = selectors.memory_list(
+        user=caller.user,
+        palaces=palaces,
+        kind=filters.kind,
+        room=room,
+        status=None if filters.status == "any" else filters.status,
+        cursor=filters.cursor,
+        limit=filters.limit,
+    )
+    return {"items": [memory_out(m) for m in page.items], "next_cursor": page.next_cursor}
+
+
+@router.get("/{int:memory_id}", response={200: MemoryDetailOut, **ERRORS})
+def memories_get(request: HttpRequest, memory_id: int) -> dict[str, Any]:
+    caller = caller_of(request)
+    memory = selectors.memory_get(user=caller.user, memory_id=memory_id)
+    successor = Memory.objects.filter(supersedes_id=memory.pk).values_list("pk", flat=True).first()
+    return {**memory_out(memory), "superseded_by": successor}
+
+
+def _update(request: HttpRequest, memory_id: int, payload: UpdateIn) -> Status[dict[str, Any]]:
+    caller = caller_of(request)
+    caller.require_write()
+    selectors.memory_get(user=caller.user, memory_id=memory_id)
+    new = services.memory_update(
+        memory_id=memory_id,
+        actor=caller.actor,
+        content=payload.content,
+        placard=payload.placard,
+        kind=payload.kind,
+        expected_version=payload.expected_version,
+        reason=payload.reason,
+        source=SOURCE,
+    )
+    return Status(201, memory_out(new))
+
+
+@router.post("/{int:memory_id}/update", response={201: MemoryOut, **ERRORS})
+def memories_update(request: HttpRequest, memory_id: int, payload: UpdateIn) -> Status[dict[str, Any]]:
+    """Correct a memory: a new memory supersedes it (same slot, version + 1). Send `expected_version` to be
+    told (409) when someone corrected it first. `PATCH /memories/{id}` does the same."""
+    return _update(request, memory_id, payload)
+
+
+@router.patch("/{int:memory_id}", response={201: MemoryOut, **ERRORS})
+def memories_patch(request: HttpRequest, memory_id: int, payload: UpdateIn) -> Status[dict[str, Any]]:
+    """Same as POST /memories/{id}/update."""
+    return _update(request, memory_id, payload)
+
+
+@router.post("/{int:memory_id}/forget", response={200: MemoryOut, **ERRORS})
+def memories_forget(request: HttpRequest, memory_id: int, payload: ReasonIn) -> dict[str, Any]:
+    """Soft-forget (restorable); `reason` becomes the epitaph."""
+    caller = caller_of(request)
+    caller.require_write()
+    memory = selectors.memory_get(user=caller.user, memory_id=memory_id)
+    return memory_out(services.memory_forget(memory=memory, actor=caller.actor, reason=payload.reason))
+
+
+@router.post("/{int:memory_id}/restore", response={200: MemoryOut, **ERRORS})
+def memories_restore(request: HttpRequest, memory_id: int, payload: ReasonIn) -> dict[str, Any]:
+    """Bring a forgotten or archived memory back to active."""
+    caller = caller_of(request)
+    caller.require_write()
+    memory = selectors.memory_get(user=caller.user, memory_id=memory_id)
+    return memory_out(services.memory_restore(memory=memory, actor=caller.actor, reason=payload.reason))
+
+
+@router.post("/{int:memory_id}/report", response={200: MemoryOut, **ERRORS})
+def memories_report(request: HttpRequest, memory_id: int, payload: ReportIn) -> dict[str, Any]:
+    """Report whether acting on a memory worked: success +0.05, failure −0.1 confidence."""
+    caller = caller_of(request)
+    caller.require_write()
+    memory = selectors.memory_get(user=caller.user, memory_id=memory_id)
+    return memory_out(
+        services.memory_report(memory=memory, actor=caller.actor, outcome=payload.outcome, note=payload.note)
+    )

@@ -1,0 +1,130 @@
+"""Deciding what a new memory is relative to its nearest neighbours: a restatement, a suspected contradiction,
+or something new. Pure functions: no ORM, no settings, so the rule is testable on its own.
+
+Cosine similarity alone cannot tell "the API listens on port 8000" from "... port 8001" (e5 puts them at ~0.98),
+so a merge also needs the two texts to agree on their *key tokens*: numbers, identifiers, names and negations.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+ACCEPT = "accept"
+MERGE = "merge"
+DEFER = "defer"
+DROP = "drop"
+
+# Words (Latin, digits, identifiers such as eu-west-1, db.internal, v1.2) or single CJK ideographs.
+_TOKEN = re.compile(r"[^\W_](?:[\w.\-/:@']*[^\W_])?", re.UNICODE)
+_SENTENCE_END = re.compile(r"[.!?。！？]\s*$")
+_NEGATIONS = frozenset(
+    {
+        "not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "without", "cannot",
+        "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't", "wouldn't", "can't",
+        "couldn't", "shouldn't", "haven't", "hasn't", "hadn't", "mustn't", "dont", "doesnt", "didnt", "isnt",
+        "cant", "wont", "nicht", "kein", "keine", "nie", "pas", "jamais",
+    }
+)  # fmt: skip
+_CJK_NEGATIONS = frozenset("不没沒别別未非无無勿莫")
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A candidate from the same palace: its id, kind, texts and cosine similarity to the new memory."""
+
+    id: int
+    kind: str
+    content: str
+    placard: str
+    similarity: float
+    speaker: str = ""
+
+
+@dataclass(frozen=True)
+class Disposition:
+    disposition: str  # accept | merge | defer
+    merge_into: Neighbour | None = None
+    contradicts: tuple[Neighbour, ...] = ()
+
+
+def _normalise(text: str) -> str:
+    return unicodedata.normalize("NFKC", text)
+
+
+def _tokens(text: str) -> list[tuple[str, bool]]:
+    """(token, starts_a_sentence) pairs."""
+    out: list[tuple[str, bool]] = []
+    text = _normalise(text)
+    for match in _TOKEN.finditer(text):
+        before = text[: match.start()].rstrip()
+        out.append((match.group(0), not before or bool(_SENTENCE_END.search(before))))
+    return out
+
+
+def _is_key(token: str, sentence_start: bool) -> bool:
+    """A token a restatement must keep: a number, an identifier, or a capitalised name mid-sentence."""
+    if any(ch.isdigit() for ch in token):
+        return True
+    if any(ch in ".-/:@_" for ch in token):
+        return True
+    return not sentence_start and any(ch.isupper() for ch in token)
+
+
+def key_tokens(text: str) -> set[str]:
+    return {tok.lower() for tok, start in _tokens(text) if _is_key(tok, start)}
+
+
+def negations(text: str) -> set[str]:
+    words = {tok.lower().replace("’", "'") for tok, _ in _tokens(text)}
+    found = {w for w in words if w in _NEGATIONS or w.endswith("n't")}
+    found |= {ch for ch in _normalise(text) if ch in _CJK_NEGATIONS}
+    return found
+
+
+def is_restatement(a: str, b: str) -> bool:
+    """True when `b` says nothing `a` does not (and vice versa) as far as key tokens and negation go.
+
+    Every key token of one text must appear (case-insensitively) among the words of the other, so "Caroline
+    went to the group" restates "Yesterday Caroline attended the group" (Caroline is sentence-initial in one),
+    while "Thanks, Caroline!" does not restate "Thanks, Melanie!" and "port 8000" does not restate "port 8001".
+    A negation on one side only ("is allergic" / "is not allergic") also breaks it.
+    """
+    words_a = {tok.lower() for tok, _ in _tokens(a)}
+    words_b = {tok.lower() for tok, _ in _tokens(b)}
+    if not key_tokens(a) <= words_b or not key_tokens(b) <= words_a:
+        return False
+    return negations(a) == negations(b)
+
+
+def dispose(
+    *,
+    content: str,
+    kind: str,
+    neighbours: list[Neighbour],
+    speaker: str = "",
+    merge_similarity: float,
+    contradiction_similarity: float,
+    max_contradictions: int = 3,
+) -> Disposition:
+    """Apply the four-state rule (minus DROP, decided before embedding) to neighbours sorted by similarity.
+
+    1. The most similar neighbour of the same kind (and speaker) at >= `merge_similarity` that is a lexical
+       restatement → MERGE. Two people saying the same thing are two memories.
+    2. Neighbours at >= `contradiction_similarity` that are not restatements → DEFER with those candidates.
+       (A restatement of a different kind is neither: it is a different kind of memory about the same thing.)
+    3. Otherwise ACCEPT.
+    """
+    ordered = sorted(neighbours, key=lambda n: -n.similarity)
+    for n in ordered:
+        if n.similarity < merge_similarity:
+            break
+        if n.kind == kind and n.speaker.casefold() == speaker.casefold() and is_restatement(content, n.content):
+            return Disposition(MERGE, merge_into=n)
+    suspects = tuple(
+        n for n in ordered if n.similarity >= contradiction_similarity and not is_restatement(content, n.content)
+    )[:max_contradictions]
+    if suspects:
+        return Disposition(DEFER, contradicts=suspects)
+    return Disposition(ACCEPT)
