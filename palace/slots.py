@@ -1,18 +1,26 @@
 """Slotting: every memory is pinned to a `room#slot` coordinate at write time.
 
-Rooms are per kind with a capacity (ATRIUM_ROOM_CAPACITY, default 9); a full room opens `<name>-2`, `-3`, … .
-Slots are never recycled, and every new slot is appended to the palace's tour route.
+Rooms are per kind with a capacity (ATRIUM_ROOM_CAPACITY, default 9, dsh-engram's 7±2); a full room opens
+`<name>-2`, `-3`, … and that opening is written to the op log with a warning, because the automatic name is a
+placeholder a person may want to replace. Slots are never recycled: a forgotten memory keeps its slot (the closed
+wing), so a number always means the same place. Every new slot is appended to the palace's tour route.
+A correction inherits the slot of what it replaces and a merge keeps the existing slot, so a topic keeps its place.
 """
 
 from __future__ import annotations
+
+import logging
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 
 from palace.actors import Actor
+from palace.errors import InvalidInput
 from palace.models import Palace, Room, Slot, TourStop
 from palace.oplog import oplog_write
+
+log = logging.getLogger(__name__)
 
 ROOM_NAMES = {
     "fact": "Fact Hall",
@@ -21,6 +29,9 @@ ROOM_NAMES = {
     "episode": "Episode Gallery",
     "skill": "Skill Workshop",
 }
+# The order rooms are listed in (directory, tours): the order of ROOM_NAMES.
+KIND_ORDER = {kind: i for i, kind in enumerate(ROOM_NAMES)}
+RENAME_WARNING = "an automatically named room; a person may rename it"
 
 
 def room_name(kind: str, ordinal: int) -> str:
@@ -28,38 +39,50 @@ def room_name(kind: str, ordinal: int) -> str:
     return base if ordinal == 1 else f"{base}-{ordinal}"
 
 
+def _open_room(*, palace: Palace, kind: str, ordinal: int, actor: Actor) -> Room:
+    name = room_name(kind, ordinal)
+    # A person may have renamed an earlier room to the name we would pick; number on until one is free.
+    suffix = ordinal
+    while Room.objects.filter(palace=palace, name=name).exists():
+        suffix += 1
+        name = f"{ROOM_NAMES[kind]}-{suffix}"
+    room = Room.objects.create(
+        palace=palace, kind=kind, ordinal=ordinal, name=name, capacity=settings.ATRIUM_ROOM_CAPACITY
+    )
+    if ordinal > 1:
+        previous = Room.objects.filter(palace=palace, kind=kind, ordinal=ordinal - 1).values_list("name", flat=True)
+        log.warning("palace %s: %s is full, opened %s (%s)", palace.pk, previous.first(), name, RENAME_WARNING)
+        oplog_write(
+            op="room.open",
+            actor=actor,
+            palace=palace,
+            target_kind="room",
+            target_id=room.pk,
+            reason=f"{previous.first()} is full",
+            detail={"room": room.name, "kind": kind, "ordinal": ordinal, "warning": RENAME_WARNING},
+        )
+    return room
+
+
 def slot_assign(*, palace: Palace, kind: str, actor: Actor, inherit: Slot | None = None) -> Slot:
     """A new slot for a memory of `kind` (or `inherit`, the slot of the memory it corrects or merges into).
 
-    Must run inside the caller's transaction; the palace row is locked so concurrent writers queue here.
+    Must run inside the caller's transaction; the palace row is locked so concurrent writers queue here and two
+    memories can never be given the same number.
     """
     if inherit is not None:
+        if inherit.palace_id != palace.pk:
+            raise InvalidInput("a memory can only inherit a slot of its own palace")
         return inherit
     if kind not in ROOM_NAMES:
-        raise ValueError(f"unknown memory kind {kind!r}")
-    Palace.objects.select_for_update().filter(pk=palace.pk).first()
+        raise InvalidInput(f"unknown memory kind {kind!r}", field="kind")
+    Palace.objects.select_for_update().filter(pk=palace.pk).values_list("pk", flat=True).first()
     room = Room.objects.filter(palace=palace, kind=kind).order_by("-ordinal").first()
-    used = Slot.objects.filter(room=room).count() if room is not None else 0
+    # Slots are numbered 1..capacity and never freed, so the highest number says how full the room is.
+    used = (Slot.objects.filter(room=room).aggregate(m=Max("number"))["m"] or 0) if room is not None else 0
     if room is None or used >= room.capacity:
-        ordinal = 1 if room is None else room.ordinal + 1
-        room = Room.objects.create(
-            palace=palace,
-            kind=kind,
-            ordinal=ordinal,
-            name=room_name(kind, ordinal),
-            capacity=settings.ATRIUM_ROOM_CAPACITY,
-        )
+        room = _open_room(palace=palace, kind=kind, ordinal=1 if room is None else room.ordinal + 1, actor=actor)
         used = 0
-        if ordinal > 1:
-            oplog_write(
-                op="room.open",
-                actor=actor,
-                palace=palace,
-                target_kind="room",
-                target_id=room.pk,
-                reason=f"{room_name(kind, ordinal - 1)} is full",
-                detail={"room": room.name, "warning": "an automatically named room; a person may rename it"},
-            )
     slot = Slot.objects.create(palace=palace, room=room, number=used + 1)
     last = TourStop.objects.filter(palace=palace).aggregate(m=Max("seq"))["m"] or 0
     TourStop.objects.create(palace=palace, seq=last + 1, slot=slot)

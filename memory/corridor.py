@@ -1,0 +1,249 @@
+"""The corridor: the room directory, walks over edges from one memory, and tours of the palace.
+
+- Room directory: every room with the slots it has used and its latest placard (pick the room, then search inside
+  it with ``memory_search(room=...)``).
+- Neighbours: memories 1–3 hops from one memory over its edges (both directions), nearest first.
+- Fixed tour: the whole palace in tour-route (slot) order, one stop per slot showing what the slot holds now.
+- Thematic tour: 3–7 stops around a theme: search the palace, then walk the hits in route order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from django.db.models import Case, Count, IntegerField, OuterRef, Subquery, Value, When
+
+from memory.models import Edge, Memory
+from palace.errors import InvalidInput
+from palace.models import Palace, Room, Slot
+from palace.structure import rooms_of, tour_route
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+MAX_HOPS = 3
+NEIGHBOUR_LIMIT = 50
+TOUR_MIN_STOPS = 3
+TOUR_MAX_STOPS = 7
+TOUR_PAGE_MAX = 500
+
+
+@dataclass
+class RoomEntry:
+    id: int
+    name: str
+    kind: str
+    ordinal: int
+    capacity: int
+    slots_used: int
+    active: int
+    latest_placard: str
+
+
+def room_directory(*, palace: Palace) -> list[RoomEntry]:
+    """Every room of the palace in directory order, with slots used, active memories and the latest placard."""
+    latest = (
+        Memory.objects.filter(slot__room=OuterRef("pk"), status=Memory.Status.ACTIVE)
+        .exclude(placard="")
+        .order_by("-created_at", "-pk")
+        .values("placard")[:1]
+    )
+    active = (
+        Memory.objects.filter(slot__room=OuterRef("pk"), status=Memory.Status.ACTIVE)
+        .order_by()
+        .values("slot__room")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    annotated = {
+        r.pk: r
+        for r in Room.objects.filter(palace=palace).annotate(
+            latest_placard=Subquery(latest), active_count=Subquery(active, output_field=IntegerField())
+        )
+    }
+    out = []
+    for room in rooms_of(palace=palace):
+        extra = annotated[room.pk]
+        out.append(
+            RoomEntry(
+                id=room.pk,
+                name=room.name,
+                kind=room.kind,
+                ordinal=room.ordinal,
+                capacity=room.capacity,
+                slots_used=room.slots_used,  # type: ignore[attr-defined]
+                active=extra.active_count or 0,
+                latest_placard=extra.latest_placard or "",
+            )
+        )
+    return out
+
+
+# --- neighbours ----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Neighbour:
+    memory: Memory
+    hops: int
+    via: str  # the edge kind that reached it, e.g. "supports"
+    direction: str  # "out" (from the previous memory to this one) or "in"
+    from_id: int
+
+
+def neighbours(*, memory: Memory, hops: int = 1, limit: int = NEIGHBOUR_LIMIT) -> list[Neighbour]:
+    """Memories within `hops` (1–3) edges of `memory`, breadth first, nearest first, forgotten ones left out.
+
+    Dismissed contradiction edges are not relations and are not walked.
+    """
+    if not 1 <= hops <= MAX_HOPS:
+        raise InvalidInput(f"hops must be 1 to {MAX_HOPS}", field="hops")
+    if not 1 <= limit <= 200:
+        raise InvalidInput("limit must be 1 to 200", field="limit")
+    seen: dict[int, tuple[int, str, str, int]] = {}
+    frontier = {int(memory.pk)}
+    visited = {int(memory.pk)}
+    for depth in range(1, hops + 1):
+        if not frontier:
+            break
+        edges = (
+            Edge.objects.filter(palace_id=memory.palace_id)
+            .exclude(status=Edge.Status.DISMISSED)
+            .filter(from_memory_id__in=frontier)
+            .values_list("from_memory_id", "to_memory_id", "kind")
+            .union(
+                Edge.objects.filter(palace_id=memory.palace_id)
+                .exclude(status=Edge.Status.DISMISSED)
+                .filter(to_memory_id__in=frontier)
+                .values_list("from_memory_id", "to_memory_id", "kind")
+            )
+        )
+        nxt: set[int] = set()
+        for src, dst, kind in sorted(edges):
+            for here, there, direction in ((src, dst, "out"), (dst, src, "in")):
+                if here in frontier and there not in visited:
+                    visited.add(there)
+                    nxt.add(there)
+                    seen[there] = (depth, kind, direction, here)
+        frontier = nxt
+    rows = Memory.objects.filter(pk__in=seen, palace_id=memory.palace_id).exclude(status=Memory.Status.FORGOTTEN)
+    found = {m.pk: m for m in rows.select_related("slot__room")}
+    ordered = sorted((pk for pk in seen if pk in found), key=lambda pk: (seen[pk][0], pk))[:limit]
+    return [
+        Neighbour(memory=found[pk], hops=seen[pk][0], via=seen[pk][1], direction=seen[pk][2], from_id=seen[pk][3])
+        for pk in ordered
+    ]
+
+
+# --- tours ---------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class TourStopView:
+    seq: int
+    coordinate: str
+    slot_id: int
+    memory: Memory | None  # what the slot holds now: its active memory, else its latest one
+
+
+@dataclass
+class Tour:
+    mode: str  # "fixed" | "thematic"
+    stops: list[TourStopView]
+    total: int  # fixed: stops on the route (after the status filter); thematic: stops planned
+    theme: str = ""
+    search_mode: str = ""  # thematic: what the search ran ("hybrid", "lexical", …)
+    degraded: list[str] = field(default_factory=list)
+    note: str = ""
+
+
+def _current_by_slot(slot_ids: list[int]) -> dict[int, Memory]:
+    """For each slot, the memory it holds now: the active one, else the most recent of its chain."""
+    rank = Case(When(status=Memory.Status.ACTIVE, then=Value(0)), default=Value(1), output_field=IntegerField())
+    rows = (
+        Memory.objects.filter(slot_id__in=slot_ids)
+        .annotate(status_rank=rank)
+        .order_by("slot_id", "status_rank", "-pk")
+        .distinct("slot_id")
+        .select_related("slot__room")
+    )
+    return {m.slot_id: m for m in rows if m.slot_id is not None}
+
+
+def tour_fixed(*, palace: Palace, include_closed: bool = False, offset: int = 0, limit: int = 100) -> Tour:
+    """Walk the whole palace in slot order. Stops whose slot holds no active memory (the closed wing) are left
+    out unless `include_closed`."""
+    if offset < 0 or not 1 <= limit <= TOUR_PAGE_MAX:
+        raise InvalidInput(f"offset must be >= 0 and limit 1 to {TOUR_PAGE_MAX}", field="limit")
+    route = list(tour_route(palace=palace))
+    current = _current_by_slot([s.slot_id for s in route])
+    stops = [
+        TourStopView(seq=s.seq, coordinate=s.slot.coordinate, slot_id=s.slot_id, memory=current.get(s.slot_id))
+        for s in route
+    ]
+    if not include_closed:
+        stops = [s for s in stops if s.memory is not None and s.memory.status == Memory.Status.ACTIVE]
+    return Tour(mode="fixed", stops=stops[offset : offset + limit], total=len(stops))
+
+
+def tour_thematic(
+    *,
+    user: AbstractBaseUser | AnonymousUser | None,
+    palace: Palace,
+    theme: str,
+    stops: int = 5,
+) -> Tour:
+    """Plan `stops` (3–7) stops around `theme`: search the palace, keep the best hits (one per slot), then order
+    them by the tour route so the walk is always in the same direction."""
+    from memory.search import memory_search
+
+    if not TOUR_MIN_STOPS <= stops <= TOUR_MAX_STOPS:
+        raise InvalidInput(f"a thematic tour has {TOUR_MIN_STOPS} to {TOUR_MAX_STOPS} stops", field="stops")
+    theme = " ".join(str(theme).split())
+    if not theme:
+        raise InvalidInput("a thematic tour needs a theme", field="theme")
+    result = memory_search(
+        user=user,
+        query=theme,
+        palace_ids=[palace.pk],
+        limit=stops * 2,
+        reinforce=False,
+        register_batch=False,
+    )
+    picked: list[Memory] = []
+    slots: set[int | None] = set()
+    for hit in result.hits:
+        if hit.memory.slot_id in slots and hit.memory.slot_id is not None:
+            continue
+        slots.add(hit.memory.slot_id)
+        picked.append(hit.memory)
+        if len(picked) == stops:
+            break
+    seq_of: dict[int | None, int] = dict(
+        Slot.objects.filter(pk__in=[m.slot_id for m in picked if m.slot_id]).values_list("pk", "tour_stop__seq")
+    )
+    picked.sort(key=lambda m: (seq_of.get(m.slot_id) is None, seq_of.get(m.slot_id) or 0, m.pk))
+    views = [
+        TourStopView(
+            seq=seq_of.get(m.slot_id) or 0,
+            coordinate=m.slot.coordinate if m.slot is not None else "",
+            slot_id=m.slot_id or 0,
+            memory=m,
+        )
+        for m in picked
+    ]
+    note = ""
+    if len(views) < TOUR_MIN_STOPS:
+        note = (
+            f"only {len(views)} memories match this theme; a thematic tour wants {TOUR_MIN_STOPS} to {TOUR_MAX_STOPS}"
+        )
+    return Tour(
+        mode="thematic",
+        stops=views,
+        total=len(views),
+        theme=theme,
+        search_mode=result.mode,
+        degraded=list(result.degraded),
+        note=note,
+    )

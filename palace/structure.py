@@ -1,0 +1,82 @@
+"""Reads and writes over the palace's structure alone (rooms, slots, the tour route), with no memory content.
+
+What a slot holds is the memory app's business (memory/corridor.py builds the room directory and the tours on
+top of these).
+"""
+
+from __future__ import annotations
+
+from django.db import IntegrityError, transaction
+from django.db.models import Count, QuerySet
+
+from palace.actors import Actor
+from palace.errors import Conflict, InvalidInput, NotFound
+from palace.models import Palace, Room, Slot, TourStop
+from palace.oplog import oplog_write
+from palace.slots import KIND_ORDER, ROOM_NAMES
+
+MAX_ROOM_NAME = 120
+
+
+def rooms_of(*, palace: Palace, kind: str | None = None) -> list[Room]:
+    """The palace's rooms in directory order (by kind as in ROOM_NAMES, then ordinal), each with `slots_used`."""
+    qs: QuerySet[Room] = Room.objects.filter(palace=palace).annotate(slots_used=Count("slots"))
+    if kind is not None:
+        qs = qs.filter(kind=kind)
+    return sorted(qs, key=lambda r: (KIND_ORDER.get(r.kind, 99), r.ordinal))
+
+
+def room_get(*, palace: Palace, name: str) -> Room:
+    room = Room.objects.filter(palace=palace, name=name).first()
+    if room is None:
+        raise NotFound(f"no room named {name!r} in this palace")
+    return room
+
+
+def slots_of(*, palace: Palace, room: Room | None = None) -> QuerySet[Slot]:
+    """Slots in tour order (the order they were opened), with room and tour stop loaded."""
+    qs = Slot.objects.filter(palace=palace).select_related("room", "tour_stop")
+    if room is not None:
+        qs = qs.filter(room=room)
+    return qs.order_by("tour_stop__seq", "pk")
+
+
+def tour_route(*, palace: Palace) -> QuerySet[TourStop]:
+    """The fixed route: every slot of the palace in the order it was appended (append-only)."""
+    return TourStop.objects.filter(palace=palace).select_related("slot__room").order_by("seq")
+
+
+def slot_neighbours(*, slot: Slot, span: int = 1) -> list[Slot]:
+    """Slots of the same room within `span` numbers of `slot` (encoding-specificity cues), nearest first."""
+    numbers = [n for d in range(1, span + 1) for n in (slot.number - d, slot.number + d)]
+    found = {s.number: s for s in Slot.objects.filter(room_id=slot.room_id, number__in=numbers).select_related("room")}
+    return [found[n] for n in numbers if n in found]
+
+
+def room_rename(*, palace: Palace, room: Room, name: str, actor: Actor) -> Room:
+    """Give an automatically opened room a human name. Coordinates follow the new name; slots stay put."""
+    name = " ".join(str(name).split())
+    if not name or len(name) > MAX_ROOM_NAME or "#" in name:
+        raise InvalidInput(f"a room name is 1–{MAX_ROOM_NAME} characters without '#'", field="name")
+    if room.palace_id != palace.pk:
+        raise NotFound("room not found")
+    if name == room.name:
+        return room
+    old = room.name
+    try:
+        with transaction.atomic():
+            room.name = name
+            room.save(update_fields=["name"])
+            oplog_write(
+                op="room.rename",
+                actor=actor,
+                palace=palace,
+                target_kind="room",
+                target_id=room.pk,
+                reason=f"{old} → {name}",
+                detail={"from": old, "to": name, "kind": room.kind, "default_name": ROOM_NAMES.get(room.kind, "")},
+            )
+    except IntegrityError:
+        room.name = old
+        raise Conflict(f"this palace already has a room named {name!r}") from None
+    return room

@@ -1,0 +1,134 @@
+"""Reads for spaced review: the due queue (cues only, never the body) and the due count.
+
+An enrolled memory without a ReviewCard has never been reviewed: it is due at created_at +
+ATRIUM_REVIEW_FIRST_DUE_DAYS (0 = at once), and its card is materialised on the first grade (review/services.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from memory.models import Memory
+from palace.errors import NotFound
+from palace.selectors import palaces_readable
+from review import scheduler
+from review.models import ReviewCard
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+    User = AbstractBaseUser | AnonymousUser | None
+
+QUEUE_MAX = 200
+
+
+@dataclass(frozen=True)
+class QueueItem:
+    """One due memory, by its cues: where it lives and its placard. The body is not here on purpose."""
+
+    memory_id: int
+    card_id: int | None  # None until the first grade materialises the card
+    palace_id: int
+    kind: str
+    coordinate: str
+    placard: str
+    due_at: datetime
+    days_overdue: int
+    repetitions: int
+    interval_days: int
+
+
+def review_palace_ids(*, user: User, palace_ids: list[int] | None = None) -> list[int]:
+    """The palaces to review in: all readable ones, or the asked ones (NotFound if any is not readable)."""
+    readable = set(palaces_readable(user=user).values_list("pk", flat=True))
+    if palace_ids is None:
+        return sorted(readable)
+    wanted = {int(p) for p in palace_ids}
+    if not wanted <= readable:
+        raise NotFound("palace not found")
+    return sorted(wanted)
+
+
+def first_due_at(created_at: datetime) -> datetime:
+    return created_at + timedelta(days=settings.ATRIUM_REVIEW_FIRST_DUE_DAYS)
+
+
+def _enrolled(palaces: list[int]) -> QuerySet[Memory]:
+    return Memory.objects.filter(palace_id__in=palaces, status=Memory.Status.ACTIVE, review_enrolled=True)
+
+
+def _due_cards(palaces: list[int], now: datetime) -> QuerySet[ReviewCard]:
+    return ReviewCard.objects.filter(
+        palace_id__in=palaces,
+        active=True,
+        due_at__lte=now,
+        memory__status=Memory.Status.ACTIVE,
+        memory__review_enrolled=True,
+    )
+
+
+def _due_uncarded(palaces: list[int], now: datetime) -> QuerySet[Memory]:
+    cutoff = now - timedelta(days=settings.ATRIUM_REVIEW_FIRST_DUE_DAYS)
+    return _enrolled(palaces).filter(review_card__isnull=True, created_at__lte=cutoff)
+
+
+def review_queue(
+    *, user: User, palace_ids: list[int] | None = None, now: datetime | None = None, limit: int = 50
+) -> list[QueueItem]:
+    """Due memories, most overdue first: room#slot, placard and days overdue — never the content."""
+    now = now or timezone.now()
+    limit = max(1, min(int(limit), QUEUE_MAX))
+    palaces = review_palace_ids(user=user, palace_ids=palace_ids)
+    items: list[QueueItem] = []
+    for card in _due_cards(palaces, now).select_related("memory__slot__room").order_by("due_at", "pk")[:limit]:
+        state = scheduler.CardState(
+            repetitions=card.repetitions,
+            interval_days=card.interval_days,
+            ease=card.ease,
+            due_at=card.due_at,
+            last_reviewed_at=card.last_reviewed_at,
+        )
+        items.append(
+            _item(card.memory, card=card, due_at=card.due_at, overdue=scheduler.days_overdue(state=state, now=now))
+        )
+    for memory in _due_uncarded(palaces, now).select_related("slot__room").order_by("created_at", "pk")[:limit]:
+        state = scheduler.initial_state(now=memory.created_at, first_due_days=settings.ATRIUM_REVIEW_FIRST_DUE_DAYS)
+        items.append(
+            _item(memory, card=None, due_at=state.due_at, overdue=scheduler.days_overdue(state=state, now=now))
+        )
+    items.sort(key=lambda i: (i.due_at, i.memory_id))
+    return items[:limit]
+
+
+def _item(memory: Memory, *, card: ReviewCard | None, due_at: datetime, overdue: int) -> QueueItem:
+    return QueueItem(
+        memory_id=memory.pk,
+        card_id=card.pk if card is not None else None,
+        palace_id=memory.palace_id,
+        kind=memory.kind,
+        coordinate=memory.slot.coordinate if memory.slot is not None else "",
+        placard=memory.placard,
+        due_at=due_at,
+        days_overdue=overdue,
+        repetitions=card.repetitions if card is not None else 0,
+        interval_days=card.interval_days if card is not None else 0,
+    )
+
+
+def review_due_count(*, user: User, palace_ids: list[int] | None = None, now: datetime | None = None) -> int:
+    """How many memories are due now (the Today badge and the profile's "N due" line). Two COUNT queries."""
+    now = now or timezone.now()
+    palaces = review_palace_ids(user=user, palace_ids=palace_ids)
+    if not palaces:
+        return 0
+    return _due_cards(palaces, now).count() + _due_uncarded(palaces, now).count()
+
+
+def review_card_of(*, memory: Memory) -> ReviewCard | None:
+    return ReviewCard.objects.filter(memory=memory).first()

@@ -1,0 +1,204 @@
+"""Writes for spaced review: enrolment, lazy card materialisation, reveal (an access record) and grading.
+
+Grading advances the pure SM-2 schedule in review/scheduler.py. `now` is captured once per operation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from memory.models import AccessRecord, Memory
+from memory.selectors import memory_get
+from palace.actors import Actor
+from palace.errors import Conflict, InvalidInput, NotFound
+from palace.oplog import oplog_write
+from palace.selectors import palace_get
+from review import scheduler
+from review.models import ReviewCard
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+
+def _require_write(*, actor: Actor, palace_id: int) -> None:
+    """System jobs pass; a person must be an owner or editor of the palace (NotFound for outsiders)."""
+    if actor.system:
+        return
+    palace_get(user=actor.user, palace_id=palace_id, write=True)
+
+
+def _state_of(card: ReviewCard) -> scheduler.CardState:
+    return scheduler.CardState(
+        repetitions=card.repetitions,
+        interval_days=card.interval_days,
+        ease=card.ease,
+        due_at=card.due_at,
+        last_reviewed_at=card.last_reviewed_at,
+    )
+
+
+def _materialise(memory: Memory) -> ReviewCard:
+    """The memory's card, created from the initial state (due created_at + first-due days) if it has none yet.
+
+    Caller holds the memory row lock, so two graders cannot both create it.
+    """
+    card = ReviewCard.objects.select_for_update().filter(memory=memory).first()
+    if card is not None:
+        return card
+    state = scheduler.initial_state(now=memory.created_at, first_due_days=settings.ATRIUM_REVIEW_FIRST_DUE_DAYS)
+    return ReviewCard.objects.create(
+        memory=memory,
+        palace_id=memory.palace_id,
+        repetitions=state.repetitions,
+        interval_days=state.interval_days,
+        ease=state.ease,
+        due_at=state.due_at,
+    )
+
+
+def _memory_id(memory: Memory | int | None) -> int:
+    if memory is None:
+        raise InvalidInput("pass either a card or a memory")
+    return memory if isinstance(memory, int) else int(memory.pk)
+
+
+def _locked_memory(memory_id: int) -> Memory:
+    memory = (
+        Memory.objects.select_for_update(of=("self",))
+        .select_related("palace", "slot__room")
+        .filter(pk=memory_id)
+        .first()
+    )
+    if memory is None:
+        raise NotFound("memory not found")
+    return memory
+
+
+def review_enrol(*, memory: Memory | int, actor: Actor, now: datetime | None = None) -> ReviewCard:
+    """Put a memory under review explicitly (e.g. a backfilled one a person wants to practise): due now."""
+    now = now or timezone.now()
+    memory_id = _memory_id(memory)
+    with transaction.atomic():
+        row = _locked_memory(memory_id)
+        _require_write(actor=actor, palace_id=row.palace_id)
+        if row.status != Memory.Status.ACTIVE:
+            raise Conflict(f"memory #{row.pk} is {row.status}; only active memories can be reviewed")
+        card = _materialise(row)
+        if not card.active or not row.review_enrolled:
+            card.active = True
+            card.due_at = min(card.due_at, now)
+            card.save(update_fields=["active", "due_at"])
+            Memory.objects.filter(pk=row.pk).update(review_enrolled=True)
+            oplog_write(
+                op="review.enrol",
+                actor=actor,
+                palace=row.palace,
+                target_kind="memory",
+                target_id=row.pk,
+                detail={"due_at": card.due_at.isoformat()},
+            )
+    return card
+
+
+def review_unenrol(*, memory: Memory | int, actor: Actor, reason: str = "") -> None:
+    """Take a memory out of review: it leaves the queue and may decay again."""
+    memory_id = _memory_id(memory)
+    with transaction.atomic():
+        row = _locked_memory(memory_id)
+        _require_write(actor=actor, palace_id=row.palace_id)
+        changed = Memory.objects.filter(pk=row.pk, review_enrolled=True).update(review_enrolled=False)
+        ReviewCard.objects.filter(memory=row).update(active=False)
+        if changed:
+            oplog_write(
+                op="review.unenrol",
+                actor=actor,
+                palace=row.palace,
+                target_kind="memory",
+                target_id=row.pk,
+                reason=reason,
+            )
+
+
+def review_grade(
+    *,
+    card: ReviewCard | None = None,
+    memory: Memory | int | None = None,
+    grade: int,
+    actor: Actor,
+    now: datetime | None = None,
+) -> ReviewCard:
+    """Self-rate a recall 0–5 and advance the SM-2 schedule (1 → 6 → round(prev × ease) days; < 3 resets).
+
+    Pass the card or the memory. A memory under review without a card gets it now (lazy materialisation). Grading
+    a memory that is not under review enrols it: practising it is an explicit choice. One op row per grade.
+    """
+    if (card is None) == (memory is None):
+        raise InvalidInput("pass either a card or a memory")
+    if isinstance(grade, bool) or not isinstance(grade, int) or not 0 <= grade <= 5:
+        raise InvalidInput("grade must be an integer from 0 to 5", field="grade")
+    now = now or timezone.now()
+    memory_id = _memory_id(card.memory_id if card is not None else memory)
+    with transaction.atomic():
+        row = _locked_memory(memory_id)
+        _require_write(actor=actor, palace_id=row.palace_id)
+        if row.status != Memory.Status.ACTIVE:
+            raise Conflict(f"memory #{row.pk} is {row.status}; only active memories are reviewed")
+        current = _materialise(row)
+        before = _state_of(current)
+        after = scheduler.sm2_next(state=before, grade=grade, now=now)
+        current.repetitions = after.repetitions
+        current.interval_days = after.interval_days
+        current.ease = after.ease
+        current.due_at = after.due_at
+        current.last_reviewed_at = after.last_reviewed_at
+        current.last_grade = grade
+        current.active = True
+        current.save()
+        if not row.review_enrolled:
+            Memory.objects.filter(pk=row.pk).update(review_enrolled=True)
+        oplog_write(
+            op="review.grade",
+            actor=actor,
+            palace=row.palace,
+            target_kind="memory",
+            target_id=row.pk,
+            detail={
+                "grade": grade,
+                "days_overdue": scheduler.days_overdue(state=before, now=now),
+                "repetitions": after.repetitions,
+                "interval_days": after.interval_days,
+                "ease": after.ease,
+                "due_at": after.due_at.isoformat(),
+            },
+        )
+    return current
+
+
+@dataclass(frozen=True)
+class Reveal:
+    memory: Memory
+    card: ReviewCard | None
+    due_at: datetime | None
+
+
+def review_reveal(
+    *, user: AbstractBaseUser, memory_id: int, token_id: int | None = None, now: datetime | None = None
+) -> Reveal:
+    """The body of a memory the user may read, after recalling it from its cues. Recorded as an access (a read,
+    not a mutation: no op row)."""
+    now = now or timezone.now()
+    memory = memory_get(user=user, memory_id=memory_id)
+    card = ReviewCard.objects.filter(memory=memory).first()
+    due_at: datetime | None = card.due_at if card is not None else None
+    if card is None and memory.review_enrolled:
+        due_at = scheduler.initial_state(
+            now=memory.created_at, first_due_days=settings.ATRIUM_REVIEW_FIRST_DUE_DAYS
+        ).due_at
+    AccessRecord.objects.create(memory=memory, user_id=user.pk, token_id=token_id, via="review")
+    return Reveal(memory=memory, card=card, due_at=due_at)

@@ -1,0 +1,143 @@
+"""The corridor: room directory, neighbours over edges (1–3 hops), fixed and thematic tours."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from memory.corridor import neighbours, room_directory, tour_fixed, tour_thematic
+from memory.embeddings import embed_passages
+from memory.models import Edge, Memory
+from memory.searchtext import build_embedding_text
+from palace.errors import InvalidInput
+from palace.models import Palace
+from tests.keeping import make_memory
+
+
+@pytest.fixture
+def palace(alice: Any) -> Palace:
+    return Palace.objects.get(personal_owner=alice)
+
+
+def edge(a: Memory, b: Memory, kind: str = "related", status: str = "") -> Edge:
+    return Edge.objects.create(palace=a.palace, from_memory=a, to_memory=b, kind=kind, status=status)
+
+
+def test_room_directory_counts_slots_and_shows_the_latest_placard(palace: Palace) -> None:
+    from datetime import timedelta
+
+    from tests.keeping import T0
+
+    make_memory(palace, placard="Old placard", created_at=T0)
+    make_memory(palace, placard="Newest placard", created_at=T0 + timedelta(days=2))
+    make_memory(palace, placard="", created_at=T0 + timedelta(days=3))  # no placard: skipped
+    make_memory(palace, placard="Forgotten one", status="forgotten", created_at=T0 + timedelta(days=4))
+    make_memory(palace, kind="skill", placard="Bisect a regression")
+    rooms = room_directory(palace=palace)
+    assert [(r.name, r.slots_used, r.active, r.latest_placard) for r in rooms] == [
+        ("Fact Hall", 4, 3, "Newest placard"),
+        ("Skill Workshop", 1, 1, "Bisect a regression"),
+    ]
+
+
+def test_room_directory_of_an_empty_palace_is_empty(palace: Palace) -> None:
+    assert room_directory(palace=palace) == []
+
+
+def test_neighbours_walk_one_to_three_hops_both_directions(palace: Palace) -> None:
+    a, b, c, d, e = (make_memory(palace, content=x) for x in "abcde")
+    edge(a, b, "supports")
+    edge(c, b, "refines")  # reached from b against the edge direction
+    edge(c, d)
+    edge(d, e)
+    one = neighbours(memory=a, hops=1)
+    assert [(n.memory.pk, n.hops, n.via, n.direction) for n in one] == [(b.pk, 1, "supports", "out")]
+    two = neighbours(memory=a, hops=2)
+    assert [(n.memory.pk, n.hops) for n in two] == [(b.pk, 1), (c.pk, 2)]
+    assert two[1].direction == "in" and two[1].from_id == b.pk
+    three = neighbours(memory=a, hops=3)
+    assert [(n.memory.pk, n.hops) for n in three] == [(b.pk, 1), (c.pk, 2), (d.pk, 3)]
+
+
+def test_neighbours_skip_dismissed_edges_and_forgotten_memories(palace: Palace) -> None:
+    a, b, c = (make_memory(palace, content=x) for x in "abc")
+    gone = make_memory(palace, content="gone", status="forgotten")
+    edge(a, b, "contradicts", status="dismissed")
+    edge(a, c, "contradicts", status="pending")
+    edge(a, gone)
+    assert [n.memory.pk for n in neighbours(memory=a, hops=3)] == [c.pk]
+
+
+def test_neighbours_reject_more_than_three_hops(palace: Palace) -> None:
+    a = make_memory(palace)
+    with pytest.raises(InvalidInput, match="hops"):
+        neighbours(memory=a, hops=4)
+    with pytest.raises(InvalidInput, match="hops"):
+        neighbours(memory=a, hops=0)
+
+
+def test_fixed_tour_walks_slots_in_route_order_showing_what_each_holds_now(palace: Palace) -> None:
+    a = make_memory(palace, content="a")
+    b = make_memory(palace, content="b", kind="skill")
+    c = make_memory(palace, content="c")
+    a.status = "superseded"
+    a.save()
+    a2 = make_memory(palace, content="a corrected", supersedes=a)
+    gone = make_memory(palace, content="gone", status="forgotten")
+    tour = tour_fixed(palace=palace)
+    assert tour.mode == "fixed"
+    assert [(s.seq, s.coordinate, s.memory.pk) for s in tour.stops] == [
+        (1, "Fact Hall#1", a2.pk),
+        (2, "Skill Workshop#1", b.pk),
+        (3, "Fact Hall#2", c.pk),
+    ]
+    assert tour.total == 3
+    closed = tour_fixed(palace=palace, include_closed=True)
+    assert [s.memory.pk for s in closed.stops] == [a2.pk, b.pk, c.pk, gone.pk]
+    page = tour_fixed(palace=palace, offset=1, limit=1)
+    assert [s.memory.pk for s in page.stops] == [b.pk]
+    assert page.total == 3
+
+
+TOPICS = [
+    ("fact", "Nightly database backups run at 02:00 with pg_dump to the S3 bucket."),
+    ("preference", "Alice prefers tabs over spaces in Go code."),
+    ("decision", "We restore database backups weekly to verify them, on Fridays."),
+    ("fact", "The office coffee machine is on the third floor."),
+    ("skill", "To restore a backup: pg_restore --clean into a fresh database, then run migrations."),
+    ("episode", "On Monday the frontend build broke because of a stale lockfile."),
+    ("fact", "Backup retention is 30 days for daily dumps and a year for monthly ones."),
+    ("preference", "Bob likes his reviews short."),
+]
+
+
+def test_thematic_tour_plans_stops_around_a_theme_in_route_order(palace: Palace, alice: Any) -> None:
+    vectors = embed_passages([build_embedding_text(content=text) for _, text in TOPICS])
+    made = [make_memory(palace, content=t, kind=k, embedding=v) for (k, t), v in zip(TOPICS, vectors, strict=True)]
+    tour = tour_thematic(user=alice, palace=palace, theme="database backups and restoring them", stops=4)
+    assert tour.mode == "thematic"
+    assert tour.search_mode == "hybrid"
+    assert len(tour.stops) == 4
+    seqs = [s.seq for s in tour.stops]
+    assert seqs == sorted(seqs)  # walked in route order, not score order
+    backup_ids = {made[i].pk for i in (0, 2, 4, 6)}
+    assert {s.memory.pk for s in tour.stops} == backup_ids
+    assert tour.note == ""
+
+
+def test_thematic_tour_needs_three_to_seven_stops_and_a_theme(palace: Palace, alice: Any) -> None:
+    with pytest.raises(InvalidInput, match="3 to 7"):
+        tour_thematic(user=alice, palace=palace, theme="x", stops=2)
+    with pytest.raises(InvalidInput, match="3 to 7"):
+        tour_thematic(user=alice, palace=palace, theme="x", stops=8)
+    with pytest.raises(InvalidInput, match="theme"):
+        tour_thematic(user=alice, palace=palace, theme="   ", stops=3)
+
+
+def test_thematic_tour_says_when_too_few_memories_match(palace: Palace, alice: Any) -> None:
+    text = "Nightly database backups run at 02:00 with pg_dump."
+    make_memory(palace, content=text, embedding=embed_passages([text])[0])
+    tour = tour_thematic(user=alice, palace=palace, theme="database backups", stops=3)
+    assert len(tour.stops) == 1
+    assert "only 1" in tour.note
