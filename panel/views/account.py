@@ -1,27 +1,56 @@
+"""The account side of the panel: the palaces list, API tokens, and the header's scope switcher."""
+
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from api import tokens as token_services
-from palace import selectors
-from palace.actors import Actor
-from palace.errors import AtriumError
+from palace.errors import AtriumError, NotFound
+from panel.frame import actor_of, page, user_of
+from panel.scope import scope_for, scope_set
+
+
+@require_GET
+def root(request: HttpRequest) -> HttpResponse:
+    return redirect("today")
 
 
 @require_GET
 @login_required
-def home(request: HttpRequest) -> HttpResponse:
-    palaces = selectors.palaces_with_roles(user=request.user)
-    return render(request, "panel/home.html", {"palaces": palaces})
+def palaces(request: HttpRequest) -> HttpResponse:
+    scope = scope_for(request)
+    pairs = ([(scope.personal, "owner")] if scope.personal else []) + scope.projects
+    return page(request, "panel/home.html", {"palaces": pairs}, scope=scope, nav="palaces")
+
+
+@require_POST
+@login_required
+def scope_switch(request: HttpRequest) -> HttpResponse:
+    raw_project = request.POST.get("project", "")
+    try:
+        project_id = int(raw_project) if raw_project else None
+        scope_set(request=request, mode=request.POST.get("mode", "mine"), project_id=project_id)
+    except (ValueError, NotFound) as exc:
+        raise Http404("no such scope") from exc
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        target = "/today/"
+    return redirect(target)
+
+
+def _tokens_page(request: HttpRequest, context: dict[str, object], status: int = 200) -> HttpResponse:
+    context = {"tokens": token_services.tokens_for(user=user_of(request)), **context}
+    return page(request, "panel/tokens.html", context, scope=scope_for(request), nav="tokens", status=status)
 
 
 @require_GET
 @login_required
 def tokens(request: HttpRequest) -> HttpResponse:
-    return render(request, "panel/tokens.html", {"tokens": token_services.tokens_for(user=request.user)})
+    return _tokens_page(request, {})
 
 
 @require_POST
@@ -30,25 +59,18 @@ def token_create(request: HttpRequest) -> HttpResponse:
     scope = request.POST.get("scope", "write")
     try:
         token, raw = token_services.token_create(
-            user=request.user, label=request.POST.get("label", ""), scope=scope, actor=Actor.for_user(request.user)
+            user=user_of(request), label=request.POST.get("label", ""), scope=scope, actor=actor_of(request)
         )
     except AtriumError as exc:
-        context = {"tokens": token_services.tokens_for(user=request.user), "error": exc.message}
-        return render(request, "panel/tokens.html", context, status=422)
-    context = {"tokens": token_services.tokens_for(user=request.user), "new_token": token, "raw_token": raw}
-    return render(request, "panel/tokens.html", context)
+        return _tokens_page(request, {"error": exc.message}, status=422)
+    return _tokens_page(request, {"new_token": token, "raw_token": raw})
 
 
 @require_POST
 @login_required
 def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
     try:
-        token_services.token_revoke(token_id=token_id, user=request.user, actor=Actor.for_user(request.user))
+        token_services.token_revoke(token_id=token_id, user=user_of(request), actor=actor_of(request))
     except AtriumError:
-        return render(
-            request,
-            "panel/tokens.html",
-            {"tokens": token_services.tokens_for(user=request.user), "error": "token not found"},
-            status=404,
-        )
+        return _tokens_page(request, {"error": "token not found"}, status=404)
     return redirect("tokens")

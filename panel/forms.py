@@ -1,0 +1,71 @@
+"""Forms and query-string filters for the panel. Bad values fall back to defaults rather than erroring."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+from django import forms
+from django.conf import settings
+from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
+
+from panel import labels
+from panel.selectors import SORTS, STATUSES, int_or_none
+
+
+@dataclass
+class ListFilters:
+    q: str = ""
+    status: str = "active"
+    kind: str = ""
+    room: int | None = None
+    due: bool = False
+    sort: str = "new"
+    cursor: str = ""
+
+    @classmethod
+    def from_request(cls, request: HttpRequest) -> ListFilters:
+        get = request.GET
+        status = get.get("status", "active")
+        kind = get.get("kind", "")
+        sort = get.get("sort", "new")
+        return cls(
+            q=get.get("q", "").strip()[:500],
+            status=status if status in STATUSES else "active",
+            kind=kind if kind in labels.KINDS else "",
+            room=int_or_none(get.get("room")),
+            due=get.get("due") == "1",
+            sort=sort if sort in SORTS else "new",
+            cursor=get.get("after", "")[:80],
+        )
+
+
+class MemoryEditForm(forms.Form):
+    content = forms.CharField(
+        label=_("Content"), widget=forms.Textarea(attrs={"rows": 4}), max_length=settings.ATRIUM_MAX_CONTENT_CHARS
+    )
+    placard = forms.CharField(label=_("Placard"), max_length=200, required=False)
+    version = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
+
+
+@dataclass
+class EpisodeFilters:
+    start: date | None = None
+    end: date | None = None
+    cursor: str = ""
+
+    @classmethod
+    def from_request(cls, request: HttpRequest) -> EpisodeFilters:
+        return cls(
+            start=_day(request.GET.get("from")),
+            end=_day(request.GET.get("to")),
+            cursor=request.GET.get("after", "")[:80],
+        )
+
+
+def _day(raw: str | None) -> date | None:
+    try:
+        return date.fromisoformat(raw) if raw else None
+    except ValueError:
+        return None

@@ -1,0 +1,109 @@
+"""Template filters for the panel: translated display names for stored values, coordinates, chart geometry."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django import template
+from django.utils import timezone
+
+from panel import labels
+
+register = template.Library()
+
+
+@register.filter
+def kind_label(kind: str) -> str:
+    return labels.kind_label(kind)
+
+
+@register.filter
+def status_label(status: str) -> str:
+    return labels.status_label(status)
+
+
+@register.filter
+def role_label(role: str) -> str:
+    return str(labels.ROLE_LABELS.get(role, role))
+
+
+@register.filter
+def room_label(name: str) -> str:
+    return labels.room_label(name)
+
+
+@register.filter
+def source_label(source: str) -> str:
+    return str(labels.SOURCE_LABELS.get(source, source))
+
+
+@register.filter
+def coordinate(memory: Any) -> str:
+    """`room#slot` in the display language, or an empty string for a memory not yet placed."""
+    slot = getattr(memory, "slot", None)
+    if slot is None:
+        return ""
+    return f"{labels.room_label(slot.room.name)}#{slot.number}"
+
+
+@register.filter
+def op_label(op: str) -> str:
+    return labels.op_label(op)
+
+
+@register.filter
+def op_category(op: str) -> str:
+    return labels.op_category(op)
+
+
+@register.filter
+def category_label(category: str) -> str:
+    return str(labels.CATEGORIES.get(category, category))
+
+
+@register.filter
+def detail_pairs(detail: object) -> list[tuple[str, str]]:
+    return labels.detail_pairs(detail)
+
+
+@register.filter
+def days_ago(moment: Any) -> int:
+    if moment is None:
+        return 0
+    return max(0, (timezone.now() - moment).days)
+
+
+@register.simple_tag(takes_context=True)
+def query_with(context: Any, **changes: Any) -> str:
+    """The current query string with some parameters changed (None or "" removes one)."""
+    request = context["request"]
+    params = dict(request.GET.items())
+    for key, value in changes.items():
+        if value in (None, ""):
+            params.pop(key, None)
+        else:
+            params[key] = str(value)
+    return "?" + urlencode(params) if params else "?"
+
+
+@register.filter
+def get_item(mapping: Any, key: Any) -> Any:
+    return mapping.get(key) if hasattr(mapping, "get") else None
+
+
+@register.filter
+def make_list_of_ints(raw: str) -> list[int]:
+    return [int(part) for part in raw.split()]
+
+
+@register.filter
+def split_words(raw: str) -> list[str]:
+    return raw.split()
+
+
+@register.filter
+def coord_label(coordinate: str) -> str:
+    """A stored `Room Name#3` coordinate in the display language."""
+    room, sep, number = str(coordinate or "").rpartition("#")
+    return f"{labels.room_label(room)}#{number}" if sep else str(coordinate or "")

@@ -1,0 +1,1 @@
+"""Panel views, one module per page."""

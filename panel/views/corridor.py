@@ -1,0 +1,64 @@
+"""Corridor: a bird's-eye graph of rooms and the edges between their memories, neighbours of a memory (1–3 hops),
+and the retrieval bench (a query's ranked hits with their retrieval labels and scores)."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.http import require_GET
+from django.views.decorators.vary import vary_on_headers
+
+from panel import selectors as reads
+from panel import sources
+from panel.access import memory_for, room_for
+from panel.frame import domain_errors, page
+from panel.scope import scope_for
+
+MAX_HOPS = 3
+
+
+@require_GET
+@login_required
+@vary_on_headers("HX-Request")
+@domain_errors
+def corridor(request: HttpRequest) -> HttpResponse:
+    scope = scope_for(request)
+    context = {"graph": reads.corridor_graph(palace_ids=scope.palace_ids), "q": ""}
+    return page(request, "panel/corridor.html", context, scope=scope, nav="corridor", partial="graph")
+
+
+@require_GET
+@login_required
+@vary_on_headers("HX-Request")
+@domain_errors
+def room(request: HttpRequest, room_id: int) -> HttpResponse:
+    found = room_for(request, room_id)
+    context = {"room": found, "memories": reads.room_memories(room=found)}
+    return page(request, "panel/corridor_room.html", context, scope=scope_for(request), nav="corridor", partial="room")
+
+
+@require_GET
+@login_required
+@vary_on_headers("HX-Request")
+@domain_errors
+def neighbours(request: HttpRequest, memory_id: int) -> HttpResponse:
+    memory = memory_for(request, memory_id)
+    hops = min(max(reads.int_or_none(request.GET.get("hops")) or 1, 1), MAX_HOPS)
+    context = {"m": memory, "hops": hops, "near": sources.neighbours(memory=memory, hops=hops)}
+    return page(request, "panel/neighbours.html", context, scope=scope_for(request), nav="corridor", partial="near")
+
+
+@require_GET
+@login_required
+@vary_on_headers("HX-Request")
+@domain_errors
+def bench(request: HttpRequest) -> HttpResponse:
+    scope = scope_for(request)
+    q = request.GET.get("q", "").strip()[:500]
+    result = None
+    if q:
+        result = sources.memory_search(
+            user=request.user, query=q, palace_ids=scope.palace_ids, limit=10, reinforce=False, register_batch=False
+        )
+    context = {"q": q, "result": result}
+    return page(request, "panel/bench.html", context, scope=scope, nav="corridor", partial="hits")

@@ -1,0 +1,155 @@
+"""Palace: the memory list (search, filters, sort, keyset pages), inline detail and edit, forget/restore, batch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from memory.models import Memory
+from palace import selectors
+from palace.errors import InvalidInput
+from panel import labels, sources
+from panel import selectors as reads
+from panel.access import memory_for
+from panel.forms import ListFilters, MemoryEditForm
+from panel.frame import actor_of, domain_errors, is_partial, page, user_of
+from panel.scope import scope_for
+
+
+@require_GET
+@login_required
+@vary_on_headers("HX-Request")
+@domain_errors
+def memory_list(request: HttpRequest) -> HttpResponse:
+    scope = scope_for(request)
+    f = ListFilters.from_request(request)
+    room = reads.room_in(palace_ids=scope.palace_ids, room_id=f.room) if f.room else None
+    context: dict[str, Any] = {"f": f, "kinds": labels.KINDS, "statuses": reads.STATUSES, "room": room}
+    only_ids = (
+        sources.review_due_ids(user=user_of(request), palaces=scope.palaces, now=timezone.now()) if f.due else None
+    )
+    if f.q:
+        result = sources.memory_search(
+            user=user_of(request),
+            query=f.q,
+            palace_ids=scope.palace_ids,
+            kind=f.kind or None,
+            room=room.name if room else None,
+            status=None if f.status == "all" else f.status,
+            limit=50,
+            reinforce=False,
+            register_batch=False,
+        )
+        rows, cursor, hits = [h.memory for h in result.hits], "", {h.memory.pk: h for h in result.hits}
+    else:
+        rows, cursor = reads.memory_rows(
+            palace_ids=scope.palace_ids,
+            status=f.status,
+            kind=f.kind,
+            room_id=f.room,
+            only_ids=only_ids,
+            sort=f.sort,
+            cursor=f.cursor,
+        )
+        result, hits = None, {}
+    context.update(rows=rows, cursor=cursor, hits=hits, search=result)
+    partial = "more" if f.cursor else "results"
+    return page(request, "panel/palace.html", context, scope=scope, nav="palace", partial=partial)
+
+
+@require_GET
+@login_required
+@vary_on_headers("HX-Request")
+@domain_errors
+def memory_detail(request: HttpRequest, memory_id: int) -> HttpResponse:
+    return _detail(request, memory_for(request, memory_id))
+
+
+def _detail(request: HttpRequest, memory: Memory, status: int = 200) -> HttpResponse:
+    older, newer = reads.supersede_chain(memory)
+    context = {
+        "m": memory,
+        "older": older,
+        "newer": newer,
+        "edges": reads.memory_edges(memory),
+        "can_write": selectors.role_in(user=request.user, palace=memory.palace) in selectors.WRITE_ROLES,
+        "form": MemoryEditForm(
+            initial={"content": memory.content, "placard": memory.placard, "version": memory.version}
+        ),
+    }
+    scope = scope_for(request)
+    return page(request, "panel/memory.html", context, scope=scope, nav="palace", partial="detail", status=status)
+
+
+@require_http_methods(["POST"])
+@login_required
+@domain_errors
+def memory_edit(request: HttpRequest, memory_id: int) -> HttpResponse:
+    memory = memory_for(request, memory_id, write=True)
+    form = MemoryEditForm(request.POST)
+    if not form.is_valid():
+        raise InvalidInput(
+            _("Please correct the content: %s") % "; ".join(str(e) for es in form.errors.values() for e in es)
+        )
+    new = sources.memory_update(
+        memory=memory,
+        actor=actor_of(request),
+        content=form.cleaned_data["content"],
+        placard=form.cleaned_data["placard"],
+        expected_version=form.cleaned_data["version"],
+    )
+    return _after_write(request, new.pk)
+
+
+@require_POST
+@login_required
+@domain_errors
+def memory_forget(request: HttpRequest, memory_id: int) -> HttpResponse:
+    memory = memory_for(request, memory_id, write=True)
+    reason = request.POST.get("reason", "").strip()[:500] or _("forgotten in the panel")
+    sources.memory_forget(memory=memory, actor=actor_of(request), reason=reason)
+    return _after_write(request, memory.pk)
+
+
+@require_POST
+@login_required
+@domain_errors
+def memory_restore(request: HttpRequest, memory_id: int) -> HttpResponse:
+    memory = memory_for(request, memory_id, write=True)
+    sources.memory_restore(memory=memory, actor=actor_of(request))
+    return _after_write(request, memory.pk)
+
+
+@require_POST
+@login_required
+@domain_errors
+def batch(request: HttpRequest) -> HttpResponse:
+    """Forget or restore the checked memories; each one is checked for write access on its own."""
+    action = request.POST.get("action", "")
+    if action not in {"forget", "restore"}:
+        raise InvalidInput(_("Choose forget or restore."))
+    ids = [int(v) for v in request.POST.getlist("ids") if v.isdigit()][:100]
+    if not ids:
+        raise InvalidInput(_("Select at least one memory."))
+    actor = actor_of(request)
+    memories = [memory_for(request, pk, write=True) for pk in ids]
+    for memory in memories:
+        if action == "forget":
+            sources.memory_forget(memory=memory, actor=actor, reason=_("forgotten in the panel"))
+        else:
+            sources.memory_restore(memory=memory, actor=actor)
+    return redirect("palace")
+
+
+def _after_write(request: HttpRequest, memory_id: int) -> HttpResponse:
+    """htmx: the refreshed detail region in place; a plain form post: back to the detail page."""
+    if is_partial(request):
+        return _detail(request, memory_for(request, memory_id))
+    return redirect("memory", memory_id=memory_id)

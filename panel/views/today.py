@@ -1,0 +1,117 @@
+"""Today: the summary bar, the due-today review card, and (loaded after the page) the tour proposal, the room
+directory, the refurb list with clarity, and the health ring."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from palace.errors import InvalidInput
+from panel import selectors as reads
+from panel import sources
+from panel.access import memory_for
+from panel.frame import actor_of, domain_errors, due_badge, is_partial, page
+from panel.health import health_ring
+from panel.scope import Scope, scope_for
+
+GRADES = {"remembered": 5, "hazy": 3, "forgot": 1}
+PARTS = ("tour", "rooms", "refurb")
+REFURB_SCAN = 1_000_000  # all low placards, so clarity counts every one; the page shows the worst few
+
+
+@require_GET
+@login_required
+@vary_on_headers("HX-Request")
+@domain_errors
+def today(request: HttpRequest) -> HttpResponse:
+    scope = scope_for(request)
+    part = request.GET.get("part", "")
+    if part in PARTS:
+        return page(request, "panel/today.html", _part(scope, part), scope=scope, nav="today", partial=part)
+    now = timezone.now()
+    context: dict[str, Any] = {"summary": reads.today_summary(palace_ids=scope.palace_ids, now=now), "parts": {}}
+    context.update(_due(request, scope, now))
+    if not is_partial(request):  # without htmx the lazy regions are rendered in place
+        context["parts"] = {p: _part(scope, p) for p in PARTS} if request.GET.get("full") == "1" else {}
+    return page(request, "panel/today.html", context, scope=scope, nav="today", partial="summary")
+
+
+@require_GET
+@login_required
+@vary_on_headers("HX-Request")
+def health(request: HttpRequest) -> HttpResponse:
+    return page(
+        request, "panel/today.html", {"ring": health_ring()}, scope=scope_for(request), nav="today", partial="health"
+    )
+
+
+@require_GET
+@login_required
+@vary_on_headers("HX-Request")
+@domain_errors
+def reveal(request: HttpRequest, memory_id: int) -> HttpResponse:
+    memory = memory_for(request, memory_id)
+    scope = scope_for(request)
+    revealed = sources.review_reveal(memory=memory, user=request.user, now=timezone.now())
+    context = {
+        "card": revealed,
+        "m": revealed.memory,
+        "revealed": True,
+        "can_grade": memory.palace_id in scope.writable_ids,
+    }
+    return page(request, "panel/review.html", context, scope=scope, nav="today", partial="card")
+
+
+@require_POST
+@login_required
+@domain_errors
+def grade(request: HttpRequest, memory_id: int) -> HttpResponse:
+    memory = memory_for(request, memory_id, write=True)
+    value = GRADES.get(request.POST.get("grade", ""))
+    if value is None:
+        raise InvalidInput(_("Grade it as remembered, hazy or forgot."))
+    now = timezone.now()
+    sources.review_grade(memory=memory, grade=value, actor=actor_of(request), now=now)
+    if not is_partial(request):
+        return redirect("today")
+    scope = scope_for(request)
+    context = {**_due(request, scope, now), "due_count": due_badge(request, scope), "graded": True}
+    return page(request, "panel/today.html", context, scope=scope, nav="today", partial="due")
+
+
+def _due(request: HttpRequest, scope: Scope, now: Any) -> dict[str, Any]:
+    try:
+        queue = sources.review_queue(user=request.user, palaces=scope.palaces, now=now, limit=5)
+    except sources.Unavailable:
+        return {"queue": None}
+    return {"queue": queue}
+
+
+def _part(scope: Scope, part: str) -> dict[str, Any]:
+    try:
+        if part == "rooms":
+            return {"rooms": sources.room_directory(palaces=scope.palaces)}
+        if part == "tour":
+            return {"tours": [(p, sources.tour_fixed(palace=p, limit=7)) for p in scope.palaces]}
+        refurbs = [(p, sources.refurb_list(palace=p, limit=REFURB_SCAN)) for p in scope.palaces]
+        return {"refurbs": refurbs, "clarity": clarity(refurbs)}
+    except sources.Unavailable as exc:
+        return {"unavailable": str(exc)}
+
+
+def clarity(refurbs: list[tuple[Any, Any]]) -> float | None:
+    """Share of placarded active memories whose placard is clear (not on the refurb list); None when no palace in
+    scope was scanned (too small to judge) — never a figure that reads as healthy by default."""
+    scanned = [r for _, r in refurbs if r.scanned and r.placarded]
+    if not scanned:
+        return None
+    placarded = sum(r.placarded for r in scanned)
+    low = sum(len(r.items) for r in scanned)
+    return (placarded - low) / placarded

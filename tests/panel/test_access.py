@@ -1,0 +1,86 @@
+"""Every panel view and htmx endpoint resolves palaces through palace.selectors: an outsider gets 404 (with a
+positive control in the same test), a viewer sees no write controls and a forged viewer POST is refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.models import Memory
+
+
+def to_project(client, project):
+    assert client.post("/scope/", {"mode": "project", "project": project.pk, "next": "/palace/"}).status_code == 302
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/palace/m/{m}/",
+        "/episodes/{m}/nearby/",
+        "/corridor/m/{m}/neighbours/",
+        "/corridor/room/{room}/",
+        "/review/{m}/reveal/",
+    ],
+)
+def test_outsider_gets_404_for_a_project_memory(url, alice, charlie, project, client_for, make_memory):
+    memory = make_memory(project, "The staging database is db-7", kind="episode")
+    target = url.format(m=memory.pk, room=memory.slot.room_id)
+    assert client_for(charlie).get(target).status_code == 404
+    assert client_for(charlie).get(target, HTTP_HX_REQUEST="true").status_code == 404
+    assert client_for(alice).get(target).status_code == 200  # positive control
+
+
+@pytest.mark.parametrize("action", ["forget", "restore", "edit"])
+def test_outsider_post_is_404_and_changes_nothing(action, alice, charlie, project, client_for, make_memory):
+    memory = make_memory(project, "Use pnpm, not npm", kind="decision")
+    data = {"content": "Use yarn", "version": 1, "placard": ""}
+    assert client_for(charlie).post(f"/palace/m/{memory.pk}/{action}/", data).status_code == 404
+    memory.refresh_from_db()
+    assert memory.status == "active" and memory.content == "Use pnpm, not npm"
+    assert client_for(alice).get(f"/palace/m/{memory.pk}/").status_code == 200  # positive control
+
+
+def test_viewer_sees_no_write_controls(alice, bob, project, client_for, make_memory):
+    make_memory(project, "Releases are cut on Tuesdays", kind="decision")
+    viewer = client_for(bob)
+    to_project(viewer, project)
+    page = viewer.get("/palace/").content.decode()
+    assert "Releases are cut on Tuesdays" in page
+    assert 'id="batch"' not in page and "/forget/" not in page and 'name="ids"' not in page
+    owner = client_for(alice)
+    to_project(owner, project)
+    page = owner.get("/palace/").content.decode()
+    assert 'id="batch"' in page and "/forget/" in page  # positive control
+
+
+def test_viewer_detail_has_no_edit_form(alice, bob, project, client_for, make_memory):
+    memory = make_memory(project, "Releases are cut on Tuesdays", kind="decision")
+    assert "Save correction" not in client_for(bob).get(f"/palace/m/{memory.pk}/").content.decode()
+    assert "Save correction" in client_for(alice).get(f"/palace/m/{memory.pk}/").content.decode()
+
+
+@pytest.mark.parametrize("action", ["forget", "restore", "edit"])
+def test_forged_viewer_post_is_refused(action, bob, project, client_for, make_memory):
+    memory = make_memory(project, "Use pnpm, not npm", kind="decision")
+    data = {"content": "Use yarn", "version": 1, "placard": "", "reason": "forged"}
+    response = client_for(bob).post(f"/palace/m/{memory.pk}/{action}/", data)
+    assert response.status_code == 403
+    memory.refresh_from_db()
+    assert memory.status == "active" and memory.content == "Use pnpm, not npm"
+    assert Memory.objects.filter(palace=project).count() == 1
+
+
+def test_forged_viewer_batch_and_grade_are_refused(bob, project, client_for, make_memory):
+    memory = make_memory(project, "Use pnpm, not npm", kind="decision")
+    viewer = client_for(bob)
+    assert viewer.post("/palace/batch/", {"action": "forget", "ids": [memory.pk]}).status_code == 403
+    assert viewer.post(f"/review/{memory.pk}/grade/", {"grade": "remembered"}).status_code == 403
+    memory.refresh_from_db()
+    assert memory.status == "active"
+
+
+def test_anonymous_is_sent_to_login(client, db):
+    for url in ["/today/", "/palace/", "/corridor/", "/log/", "/episodes/"]:
+        response = client.get(url)
+        assert response.status_code == 302 and response["Location"].startswith("/login/")
+    assert client.get("/").status_code == 302
