@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from contextvars import ContextVar
 from typing import Any
 
 from django.db import transaction
 
+from palace import events
 from palace.actors import Actor
 from palace.models import OpLog, Palace
 
@@ -29,7 +31,7 @@ def oplog_write(
 ) -> OpLog:
     if not transaction.get_connection().in_atomic_block:
         raise OpLogOutsideTransaction(f"op {op!r} must be written inside transaction.atomic()")
-    return OpLog.objects.create(
+    row = OpLog.objects.create(
         op=op,
         actor_kind=actor.kind,
         actor_user_id=actor.user_id,
@@ -43,3 +45,16 @@ def oplog_write(
         detail=detail or {},
         request_id=request_id_var.get(),
     )
+    # Live panel updates once the change is visible; robust: a failed publish never fails the write.
+    transaction.on_commit(
+        functools.partial(
+            events.oplog_published,
+            oplog_id=row.pk,
+            op=op,
+            palace_id=row.palace_id,
+            target_kind=target_kind,
+            target_id=target_id,
+        ),
+        robust=True,
+    )
+    return row

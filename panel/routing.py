@@ -4,4 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-websocket_urlpatterns: list[Any] = []
+from django.urls import path
+
+from panel.consumers import PanelConsumer
+
+websocket_urlpatterns: list[Any] = [path("ws/panel/", PanelConsumer.as_asgi())]

@@ -18,8 +18,15 @@ def scope_to(client, mode, project=None):
 def write_ops(palace, actor, n, op="memory.save"):
     with transaction.atomic():
         for i in range(n):
-            oplog_write(op=op, actor=actor, palace=palace, target_kind="memory", target_id=1000 + i,
-                        reason="", detail={"kind": "fact", "disposition": "accept"})
+            oplog_write(
+                op=op,
+                actor=actor,
+                palace=palace,
+                target_kind="memory",
+                target_id=1000 + i,
+                reason="",
+                detail={"kind": "fact", "disposition": "accept"},
+            )
 
 
 def test_log_shows_readable_rows_of_the_chosen_scope_only(alice, project, personal, client_for, system):

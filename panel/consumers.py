@@ -1,0 +1,133 @@
+"""The panel's websocket: one consumer per connected browser, in a group per user and one per palace membership.
+
+Events come from palace.events (published after a mutation commits). The consumer re-reads the user's current
+scope from their session and, when the event's palace is in it, sends small rendered fragments that the htmx ws
+extension swaps in by id: the due badge, the Today counts, and the new Log row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from importlib import import_module
+from types import SimpleNamespace
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+from django.template.loader import render_to_string
+from django.utils import timezone, translation
+from django.utils.translation.trans_real import parse_accept_lang_header
+
+from palace import selectors
+from palace.events import palace_group, user_group
+from panel import selectors as reads
+from panel.frame import due_badge
+from panel.scope import Scope, scope_for
+
+COUNTS_DEBOUNCE_SECONDS = 0.15  # a burst of writes refreshes the counts once
+
+
+class PanelConsumer(AsyncWebsocketConsumer):
+    user: Any
+    joined: set[str]
+    counts_pending: asyncio.Task[None] | None
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=4401)
+            return
+        self.user = user
+        self.joined = set()
+        self.counts_pending = None
+        await self._sync_groups()
+        await self.accept()
+
+    async def disconnect(self, code: int) -> None:
+        for group in getattr(self, "joined", set()):
+            await self.channel_layer.group_discard(group, self.channel_name)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        """The page sends nothing we act on (htmx may send form values); ignore it."""
+
+    async def atrium_event(self, event: dict[str, Any]) -> None:
+        kind, payload = event.get("kind"), event.get("payload") or {}
+        if kind == "membership":
+            await self._sync_groups()
+            return
+        if kind != "oplog":
+            return
+        html = await database_sync_to_async(self._render_row)(payload)
+        if html:
+            await self.send(text_data=html)
+            if self.counts_pending is None or self.counts_pending.done():
+                self.counts_pending = asyncio.ensure_future(self._send_counts())
+
+    async def _send_counts(self) -> None:
+        await asyncio.sleep(COUNTS_DEBOUNCE_SECONDS)
+        html = await database_sync_to_async(self._render_counts)()
+        if html:
+            await self.send(text_data=html)
+
+    async def _sync_groups(self) -> None:
+        palace_ids = await database_sync_to_async(self._palace_ids)()
+        wanted = {user_group(self.user.pk)} | {palace_group(pid) for pid in palace_ids}
+        for group in wanted - self.joined:
+            await self.channel_layer.group_add(group, self.channel_name)
+        for group in self.joined - wanted:
+            await self.channel_layer.group_discard(group, self.channel_name)
+        self.joined = wanted
+
+    # --- sync helpers (run in the ORM thread) ---------------------------------------------------------------
+
+    def _palace_ids(self) -> list[int]:
+        return list(selectors.palaces_readable(user=self.user).values_list("pk", flat=True))
+
+    def _request(self) -> Any:
+        """A request-like view of this connection with a fresh session, so a scope switched in another tab
+        applies to the next event."""
+        session = self.scope.get("session")
+        key = getattr(session, "session_key", None)
+        store = import_module(settings.SESSION_ENGINE).SessionStore
+        return SimpleNamespace(user=self.user, session=store(session_key=key) if key else {}, language=self._language())
+
+    def _language(self) -> str:
+        """The page's language: the chosen one (cookie), else the browser's Accept-Language, as LocaleMiddleware
+        decides it for pages."""
+        chosen = (self.scope.get("cookies") or {}).get(settings.LANGUAGE_COOKIE_NAME)
+        headers = dict(self.scope.get("headers") or [])
+        accept = headers.get(b"accept-language", b"").decode("latin-1")
+        for candidate in [chosen] + [lang for lang, _ in parse_accept_lang_header(accept)]:
+            if not candidate or candidate == "*":
+                continue
+            try:
+                return translation.get_supported_language_variant(candidate)
+            except LookupError:
+                continue
+        return settings.LANGUAGE_CODE
+
+    def _scope(self) -> tuple[Any, Scope]:
+        request = self._request()
+        return request, scope_for(request)
+
+    def _render_row(self, payload: dict[str, Any]) -> str:
+        request, scope = self._scope()
+        palace_id = payload.get("palace_id")
+        if palace_id not in scope.palace_ids:
+            return ""
+        row = reads.oplog_row(palace_ids=scope.palace_ids, oplog_id=int(payload.get("id") or 0))
+        if row is None:
+            return ""
+        with translation.override(request.language):
+            return render_to_string("panel/_live_row.html", {"row": row, "scope": scope})
+
+    def _render_counts(self) -> str:
+        request, scope = self._scope()
+        context = {
+            "scope": scope,
+            "due_count": due_badge(request, scope),
+            "summary": reads.today_summary(palace_ids=scope.palace_ids, now=timezone.now()),
+        }
+        with translation.override(request.language):
+            return render_to_string("panel/_live_counts.html", context)

@@ -1,0 +1,110 @@
+"""Live panel: a websocket consumer per user, in groups per user and per palace membership. Writes committed
+anywhere (MCP, REST, panel, jobs) reach the members of that palace only, within a second."""
+
+from __future__ import annotations
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.db import database_sync_to_async
+from django.db import transaction
+
+from palace import events
+from palace.models import Palace
+from palace.oplog import oplog_write
+from tests.panel.wscomm import WebsocketCommunicator
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def communicator(client, language="en"):
+    from config.asgi import websocket_app
+
+    sid = client.cookies["sessionid"].value
+    headers = [
+        (b"cookie", f"sessionid={sid}".encode()),
+        (b"origin", b"http://testserver"),
+        (b"host", b"testserver"),
+        (b"accept-language", language.encode()),
+    ]
+    return WebsocketCommunicator(websocket_app, "/ws/panel/", headers=headers)
+
+
+def save_op(palace, actor, op="memory.save"):
+    with transaction.atomic():
+        return oplog_write(op=op, actor=actor, palace=palace, target_kind="memory", target_id=7, detail={"n": 1})
+
+
+def test_each_user_receives_only_their_own_palaces_events(alice, charlie, client_for, system):
+    alice_palace = Palace.objects.get(personal_owner=alice)
+    charlie_palace = Palace.objects.get(personal_owner=charlie)
+    alice_client, charlie_client = client_for(alice), client_for(charlie)
+
+    async def scenario():
+        a, c = communicator(alice_client), communicator(charlie_client)
+        assert (await a.connect())[0] and (await c.connect())[0]
+        row = await database_sync_to_async(save_op)(alice_palace, system)
+        got = await a.receive_from(timeout=1)  # within a second of the commit
+        assert f'id="op-{row.pk}"' in got and "Saved a memory" in got and 'hx-swap-oob="afterbegin:#log-rows"' in got
+        counts = await a.receive_from(timeout=1)
+        assert 'id="due-badge"' in counts and 'id="stat-memories"' in counts
+        assert await c.receive_nothing(timeout=0.5)  # charlie hears nothing of alice's palace
+        own = await database_sync_to_async(save_op)(charlie_palace, system, "memory.forget")
+        assert f'id="op-{own.pk}"' in await c.receive_from(timeout=1)  # positive control for charlie
+        await c.receive_from(timeout=1)  # his counts
+        assert await a.receive_nothing(timeout=0.5)
+        await a.disconnect()
+        await c.disconnect()
+
+    async_to_sync(scenario)()
+
+
+def test_project_events_reach_members_in_that_scope_not_outsiders(alice, bob, charlie, project, client_for, system):
+    viewer, outsider = client_for(bob), client_for(charlie)
+    viewer.post("/scope/", {"mode": "project", "project": project.pk, "next": "/log/"})
+
+    async def scenario():
+        b, c = communicator(viewer, "zh-CN,zh;q=0.9"), communicator(outsider)
+        assert (await b.connect())[0] and (await c.connect())[0]
+        row = await database_sync_to_async(save_op)(project, system)
+        got = await b.receive_from(timeout=1)
+        assert f'id="op-{row.pk}"' in got and "保存了一条记忆" in got  # rendered in the viewer's language
+        assert await c.receive_nothing(timeout=0.5)
+        await b.disconnect()
+        await c.disconnect()
+
+    async_to_sync(scenario)()
+
+
+def test_event_outside_the_current_scope_is_not_rendered(alice, project, client_for, system):
+    client = client_for(alice)  # scope: my palace only
+
+    async def scenario():
+        a = communicator(client)
+        assert (await a.connect())[0]
+        await database_sync_to_async(save_op)(project, system)
+        assert await a.receive_nothing(timeout=0.5)
+        await a.disconnect()
+
+    async_to_sync(scenario)()
+
+
+def test_anonymous_websocket_is_refused(db):
+    from config.asgi import websocket_app
+
+    async def scenario():
+        anon = WebsocketCommunicator(websocket_app, "/ws/panel/", headers=[(b"origin", b"http://testserver")])
+        connected, _ = await anon.connect()
+        assert not connected
+
+    async_to_sync(scenario)()
+
+
+def test_a_failing_channel_layer_never_breaks_a_write(alice, system, monkeypatch):
+    palace = Palace.objects.get(personal_owner=alice)
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("redis is down")
+
+    monkeypatch.setattr(events._publisher, "put", boom)
+    row = save_op(palace, system)
+    assert row.pk is not None
