@@ -53,7 +53,7 @@ class TokenAuth(HttpBearer):
 class BrowserSessionAuth(SessionAuth):
     """Django session login; unsafe methods also need the CSRF token (ninja checks it)."""
 
-    def authenticate(self, request: HttpRequest, key: str | None) -> Caller | None:  # type: ignore[override]
+    def authenticate(self, request: HttpRequest, key: str | None) -> Caller | None:
         user: Any = getattr(request, "user", None)
         if user is not None and user.is_authenticated and user.is_active:
             return Caller(user=user)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
@@ -39,7 +41,7 @@ class ApiToken(models.Model):
     def can_write(self) -> bool:
         return self.scope == self.Scope.WRITE
 
-    def is_usable(self, now: object | None = None) -> bool:
+    def is_usable(self, now: datetime | None = None) -> bool:
         moment = now or timezone.now()
         return self.revoked_at is None and (self.expires_at is None or self.expires_at > moment)
 

@@ -23,26 +23,32 @@ def _active(user: AbstractBaseUser | AnonymousUser | None) -> bool:
     return user is not None and bool(user.is_authenticated) and bool(getattr(user, "is_active", False))
 
 
+def _uid(user: AbstractBaseUser | AnonymousUser | None) -> int:
+    assert user is not None
+    assert user.pk is not None
+    return int(user.pk)
+
+
 def palaces_readable(*, user: AbstractBaseUser | AnonymousUser | None) -> QuerySet[Palace]:
     """The palaces `user` may read: those they are a member of (any role)."""
     if not _active(user):
         return Palace.objects.none()
     assert user is not None
-    return Palace.objects.filter(memberships__user_id=user.pk).distinct()
+    return Palace.objects.filter(memberships__user_id=_uid(user)).distinct()
 
 
 def palaces_writable(*, user: AbstractBaseUser | AnonymousUser | None) -> QuerySet[Palace]:
     if not _active(user):
         return Palace.objects.none()
     assert user is not None
-    return Palace.objects.filter(memberships__user_id=user.pk, memberships__role__in=WRITE_ROLES).distinct()
+    return Palace.objects.filter(memberships__user_id=_uid(user), memberships__role__in=WRITE_ROLES).distinct()
 
 
 def role_in(*, user: AbstractBaseUser | AnonymousUser | None, palace: Palace) -> str | None:
     if not _active(user):
         return None
     assert user is not None
-    return Membership.objects.filter(user_id=user.pk, palace=palace).values_list("role", flat=True).first()
+    return Membership.objects.filter(user_id=_uid(user), palace=palace).values_list("role", flat=True).first()
 
 
 def palace_get(
@@ -60,7 +66,7 @@ def palace_get(
     if not _active(user):
         raise NotFound("palace not found")
     assert user is not None
-    qs = Palace.objects.filter(memberships__user_id=user.pk)
+    qs = Palace.objects.filter(memberships__user_id=_uid(user))
     if palace_id is not None:
         qs = qs.filter(pk=palace_id)
     elif origin is not None:
@@ -71,7 +77,7 @@ def palace_get(
         qs = qs.filter(origin_key=key)
     else:
         qs = qs.filter(kind=Palace.Kind.PERSONAL, personal_owner_id=user.pk)
-    row = qs.values_list("pk", "memberships__role").filter(memberships__user_id=user.pk).first()
+    row = qs.values_list("pk", "memberships__role").filter(memberships__user_id=_uid(user)).first()
     if row is None:
         raise NotFound("palace not found" if origin is None else f"project not found: {origin}")
     if write and row[1] not in WRITE_ROLES:
@@ -84,7 +90,7 @@ def palaces_with_roles(*, user: AbstractBaseUser | AnonymousUser | None) -> list
     if not _active(user):
         return []
     assert user is not None
-    rows = Membership.objects.filter(user_id=user.pk).select_related("palace")
+    rows = Membership.objects.filter(user_id=_uid(user)).select_related("palace")
     pairs = [(m.palace, m.role) for m in rows]
     pairs.sort(key=lambda pr: (pr[0].kind != Palace.Kind.PERSONAL, pr[0].origin_key or ""))
     return pairs
