@@ -324,12 +324,15 @@ def distill_rules(*, contents: list[str], placards: list[str]) -> tuple[str, str
             key = _sentence_key(sentence)
             if not key or any(key == k or key in k for k in keys):
                 continue
-            # A longer restatement replaces the shorter sentence it contains.
-            for i, k in enumerate(keys):
-                if k in key:
-                    kept[i], keys[i] = "", ""
-            kept.append(sentence)
-            keys.append(key)
+            # A longer restatement takes the place of the (first) shorter sentence it contains.
+            contained = [i for i, k in enumerate(keys) if k and k in key]
+            for i in contained[1:]:
+                kept[i], keys[i] = "", ""
+            if contained:
+                kept[contained[0]], keys[contained[0]] = sentence, key
+            else:
+                kept.append(sentence)
+                keys.append(key)
     text = ""
     for sentence in (s for s in kept if s):
         joined = f"{text} {sentence}".strip()
