@@ -122,7 +122,9 @@ def _prepare(
     if kind not in KINDS:
         raise InvalidInput(f"kind must be one of {', '.join(KINDS)}", field="kind")
     assert isinstance(kind, str)
-    raw = _text(content, "content")
+    if not isinstance(content, str):
+        raise InvalidInput("content must be a string", field="content")
+    raw = content
     limit = settings.ATRIUM_MAX_CONTENT_CHARS
     # Bound the work the regexes do on absurd input before cleaning; the real limit applies after.
     if len(raw) > 4 * limit:
