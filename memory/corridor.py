@@ -158,7 +158,7 @@ class Tour:
     note: str = ""
 
 
-def _current_by_slot(slot_ids: list[int]) -> dict[int, Memory]:
+def current_by_slot(slot_ids: list[int]) -> dict[int, Memory]:
     """For each slot, the memory it holds now: the active one, else the most recent of its chain."""
     rank = Case(When(status=Memory.Status.ACTIVE, then=Value(0)), default=Value(1), output_field=IntegerField())
     rows = (
@@ -177,7 +177,7 @@ def tour_fixed(*, palace: Palace, include_closed: bool = False, offset: int = 0,
     if offset < 0 or not 1 <= limit <= TOUR_PAGE_MAX:
         raise InvalidInput(f"offset must be >= 0 and limit 1 to {TOUR_PAGE_MAX}", field="limit")
     route = list(tour_route(palace=palace))
-    current = _current_by_slot([s.slot_id for s in route])
+    current = current_by_slot([s.slot_id for s in route])
     stops = [
         TourStopView(seq=s.seq, coordinate=s.slot.coordinate, slot_id=s.slot_id, memory=current.get(s.slot_id))
         for s in route
