@@ -8,6 +8,7 @@ extension swaps in by id: the due badge, the Today counts, and the new Log row.
 from __future__ import annotations
 
 import asyncio
+import logging
 from importlib import import_module
 from types import SimpleNamespace
 from typing import Any
@@ -25,6 +26,7 @@ from panel import selectors as reads
 from panel.frame import due_badge
 from panel.scope import Scope, scope_for
 
+logger = logging.getLogger(__name__)
 COUNTS_DEBOUNCE_SECONDS = 0.15  # a burst of writes refreshes the counts once
 
 
@@ -67,8 +69,10 @@ class PanelConsumer(AsyncWebsocketConsumer):
     async def _send_counts(self) -> None:
         await asyncio.sleep(COUNTS_DEBOUNCE_SECONDS)
         html = await database_sync_to_async(self._render_counts)()
-        if html:
+        try:
             await self.send(text_data=html)
+        except Exception as exc:  # the browser went away while we rendered: nothing to update
+            logger.debug("live counts not sent: %s", exc)
 
     async def _sync_groups(self) -> None:
         palace_ids = await database_sync_to_async(self._palace_ids)()

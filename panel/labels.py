@@ -62,7 +62,7 @@ OPS: dict[str, tuple[Promise, str]] = {
     "memory.defer": (_("Saved a possible contradiction"), "writes"),
     "memory.drop": (_("Dropped low-content text"), "writes"),
     "memory.update": (_("Corrected a memory"), "writes"),
-    "memory.supersede": (_("Corrected a memory"), "writes"),
+    "memory.supersede": (_("Replaced by a distilled rule"), "organize"),
     "memory.forget": (_("Forgot a memory"), "writes"),
     "memory.restore": (_("Restored a memory"), "writes"),
     "memory.report": (_("Reported an outcome"), "retrieval"),
@@ -76,6 +76,10 @@ OPS: dict[str, tuple[Promise, str]] = {
     "review.grade": (_("Graded a review"), "retrieval"),
     "review.enrol": (_("Enrolled a memory for review"), "organize"),
     "review.reveal": (_("Revealed a review card"), "retrieval"),
+    "review.unenrol": (_("Took a memory out of review"), "organize"),
+    "evidence.assess": (_("Assessed search results"), "retrieval"),
+    "embeddings.backfill": (_("Added missing embeddings"), "organize"),
+    "slots.backfill": (_("Placed older memories in the palace"), "organize"),
     "edge.create": (_("Linked two memories"), "organize"),
     "edge.decide": (_("Decided a contradiction"), "organize"),
     "room.open": (_("Opened a new room"), "organize"),
@@ -121,6 +125,27 @@ DETAIL_LABELS: dict[str, Promise] = {
     "outcome": _("outcome"),
     "confidence": _("confidence"),
     "placard": _("placard"),
+    "similarity": _("similarity"),
+    "session": _("session"),
+    "turn": _("turn"),
+    "degraded": _("degraded"),
+    "verdict": _("verdict"),
+    "model": _("model"),
+    "days_overdue": _("days overdue"),
+    "repetitions": _("repetitions"),
+    "due_at": _("next due"),
+    "from_status": _("was"),
+    "memory_ids": _("memories"),
+    "name": _("name"),
+}
+# Internal bookkeeping a person does not need in the Log.
+HIDDEN_DETAIL = {"pid", "embedder_loaded_at", "claimed_adequate", "claimed_strategy", "valid_refs", "batch", "ease"}
+
+DISPOSITION_LABELS: dict[str, Promise] = {
+    "accept": _("accepted"),
+    "merge": _("merged"),
+    "defer": _("deferred"),
+    "drop": _("dropped"),
 }
 
 
@@ -164,7 +189,7 @@ def detail_pairs(detail: object) -> list[tuple[str, str]]:
         return []
     pairs = []
     for key, value in detail.items():
-        if value in (None, "", [], {}):
+        if value in (None, "", [], {}) or key in HIDDEN_DETAIL:
             continue
         if isinstance(value, list):
             shown = ", ".join(str(v) for v in value[:6]) + (" …" if len(value) > 6 else "")
@@ -174,6 +199,15 @@ def detail_pairs(detail: object) -> list[tuple[str, str]]:
             shown = room_label(value)
         elif key == "kind" and isinstance(value, str):
             shown = kind_label(value)
+        elif key == "disposition" and isinstance(value, str):
+            shown = str(DISPOSITION_LABELS.get(value, value))
+        elif key == "source" and isinstance(value, str):
+            shown = str(SOURCE_LABELS.get(value, value))
+        elif key == "slot" and isinstance(value, str) and "#" in value:
+            room, _sep, number = value.rpartition("#")
+            shown = f"{room_label(room)}#{number}"
+        elif key == "due_at" and isinstance(value, str):
+            shown = value[:16].replace("T", " ")
         else:
             shown = str(value)
         label = str(DETAIL_LABELS.get(key, key.replace("_", " ")))

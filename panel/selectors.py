@@ -430,7 +430,7 @@ def _layout(rooms: Sequence[Room], width: int = 640, height: int = 420) -> list[
                     slots=room.n,  # type: ignore[attr-defined]
                     x=round(width / 2 + radius * math.cos(angle), 1),
                     y=round(height / 2 + radius * math.sin(angle), 1),
-                    r=round(5 + min(room.n, 12) * 0.6, 1),  # type: ignore[attr-defined]
+                    r=round(7 + min(room.n, 9) * 0.9, 1),  # type: ignore[attr-defined]
                 )
             )
     return nodes

@@ -48,11 +48,11 @@ def memory_update(*, memory: Any, actor: Any, content: str, placard: str | None,
     update = service("memory.services", "memory_update")
     return update(
         memory_id=memory.pk,
-        palace=memory.palace,
         actor=actor,
         content=content,
         placard=placard,
         expected_version=expected_version,
+        source="panel",
     )
 
 

@@ -10,44 +10,49 @@
     }
   });
 
-  // The corridor: relax the server's sector layout with a small force simulation (repulsion between rooms,
-  // springs along corridors, a pull to the centre). Positions are written back to the SVG the server drew.
+  // The corridor: relax the server's sector layout with a small Fruchterman-Reingold simulation (rooms repel,
+  // corridors pull, a little gravity keeps the picture centred). Positions are written back to the server's SVG.
   function relax(svg) {
     var nodes = Array.prototype.map.call(svg.querySelectorAll(".nodes a"), function (a) {
       var c = a.querySelector("circle");
-      return { id: a.getAttribute("data-id"), el: c, x: +c.getAttribute("cx"), y: +c.getAttribute("cy"),
-               r: +c.getAttribute("r"), vx: 0, vy: 0 };
+      return { id: a.getAttribute("data-id"), el: c, label: a.querySelector("text"),
+               x: +c.getAttribute("cx"), y: +c.getAttribute("cy"), r: +c.getAttribute("r"), dx: 0, dy: 0 };
     });
     if (nodes.length < 2 || nodes.length > 400) return;
     var byId = {};
     nodes.forEach(function (n) { byId[n.id] = n; });
-    var lines = Array.prototype.slice.call(svg.querySelectorAll(".links line"));
-    var links = lines.map(function (l) {
+    var links = Array.prototype.map.call(svg.querySelectorAll(".links line"), function (l) {
       return { el: l, a: byId[l.getAttribute("data-a")], b: byId[l.getAttribute("data-b")] };
     }).filter(function (l) { return l.a && l.b; });
-    var box = svg.viewBox.baseVal, cx = box.width / 2, cy = box.height / 2;
-    for (var step = 0; step < 160; step++) {
-      var heat = 1 - step / 160;
-      for (var i = 0; i < nodes.length; i++) {
-        var p = nodes[i];
-        for (var j = i + 1; j < nodes.length; j++) {
-          var q = nodes[j], dx = p.x - q.x, dy = p.y - q.y, d2 = dx * dx + dy * dy + 0.01;
-          var f = 900 / d2;
-          p.vx += dx * f; p.vy += dy * f; q.vx -= dx * f; q.vy -= dy * f;
+    var box = svg.viewBox.baseVal, cx = box.width / 2, cy = box.height / 2, pad = 28;
+    var k = 0.6 * Math.sqrt(box.width * box.height / nodes.length), steps = 200, t0 = box.width / 12;
+    for (var step = 0; step < steps; step++) {
+      var i, j, p, q, dx, dy, d, f;
+      nodes.forEach(function (n) { n.dx = 0; n.dy = 0; });
+      for (i = 0; i < nodes.length; i++) {
+        p = nodes[i];
+        for (j = i + 1; j < nodes.length; j++) {
+          q = nodes[j]; dx = p.x - q.x; dy = p.y - q.y; d = Math.sqrt(dx * dx + dy * dy) || 0.1;
+          f = k * k / d;
+          p.dx += dx / d * f; p.dy += dy / d * f; q.dx -= dx / d * f; q.dy -= dy / d * f;
         }
-        p.vx += (cx - p.x) * 0.01; p.vy += (cy - p.y) * 0.01;
       }
       links.forEach(function (l) {
-        var dx = l.b.x - l.a.x, dy = l.b.y - l.a.y, d = Math.sqrt(dx * dx + dy * dy) || 1, f = (d - 60) * 0.02;
-        l.a.vx += dx / d * f; l.a.vy += dy / d * f; l.b.vx -= dx / d * f; l.b.vy -= dy / d * f;
+        dx = l.a.x - l.b.x; dy = l.a.y - l.b.y; d = Math.sqrt(dx * dx + dy * dy) || 0.1; f = d * d / k;
+        l.a.dx -= dx / d * f; l.a.dy -= dy / d * f; l.b.dx += dx / d * f; l.b.dy += dy / d * f;
       });
+      var temp = t0 * (1 - step / steps) + 0.5;
       nodes.forEach(function (n) {
-        n.x = Math.min(box.width - n.r, Math.max(n.r, n.x + Math.max(-8, Math.min(8, n.vx)) * heat));
-        n.y = Math.min(box.height - n.r, Math.max(n.r, n.y + Math.max(-8, Math.min(8, n.vy)) * heat));
-        n.vx *= 0.5; n.vy *= 0.5;
+        n.dx += (cx - n.x) * k / 40; n.dy += (cy - n.y) * k / 40;  // gravity
+        var len = Math.sqrt(n.dx * n.dx + n.dy * n.dy) || 1, move = Math.min(len, temp);
+        n.x = Math.min(box.width - pad, Math.max(pad, n.x + n.dx / len * move));
+        n.y = Math.min(box.height - pad, Math.max(pad, n.y + n.dy / len * move));
       });
     }
-    nodes.forEach(function (n) { n.el.setAttribute("cx", n.x.toFixed(1)); n.el.setAttribute("cy", n.y.toFixed(1)); });
+    nodes.forEach(function (n) {
+      n.el.setAttribute("cx", n.x.toFixed(1)); n.el.setAttribute("cy", n.y.toFixed(1));
+      if (n.label) { n.label.setAttribute("x", n.x.toFixed(1)); n.label.setAttribute("y", (n.y + n.r + 11).toFixed(1)); }
+    });
     links.forEach(function (l) {
       l.el.setAttribute("x1", l.a.x.toFixed(1)); l.el.setAttribute("y1", l.a.y.toFixed(1));
       l.el.setAttribute("x2", l.b.x.toFixed(1)); l.el.setAttribute("y2", l.b.y.toFixed(1));

@@ -1,0 +1,236 @@
+"""The panel in a real browser (Debian's Chromium driven by Playwright) against uvicorn serving config.asgi — the
+same ASGI app as production, so the websocket is real. Screenshots of every view go to test-artifacts/."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import threading
+import time
+import urllib.request
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.utils import timezone
+
+from memory.models import Memory
+from memory.services import memory_save
+from palace.actors import Actor
+from palace.models import Palace
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
+PASSWORD = "correct-horse-9"
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="Debian chromium is not installed (.ci/run installs it)"),
+]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def asgi_server(transactional_db, monkeypatch):
+    """uvicorn on config.asgi:application in a thread of this process, so it shares the test database."""
+    import uvicorn
+
+    from config.asgi import application
+
+    # Playwright's sync API runs an event loop in this thread; Django's ORM is still used synchronously here.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started, "uvicorn did not start"
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture
+def browser_page():
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+        )
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
+        context.set_default_timeout(5000)
+        page = context.new_page()
+        yield page
+        context.close()
+        browser.close()
+
+
+def seed(alice, project):
+    """A small palace through the real write pipeline: facts, decisions, episodes in a session, one due memory."""
+    actor = Actor.for_user(alice)
+    personal = Palace.objects.get(personal_owner=alice)
+    texts = [
+        ("fact", "The staging database runs on db-7.internal", "staging db 2026-11"),
+        ("preference", "Alice prefers short commit messages in the imperative", "commit style"),
+        ("decision", "We chose PostgreSQL with pgvector over a separate vector store", "pgvector decision 2026-10"),
+        ("skill", "To rebuild the search index run atrium reindex --palace N", "reindex how-to"),
+        ("fact", "The office wifi password rotates every Monday", "wifi rotation"),
+        ("preference", "Alice reads the panel in Chinese on Fridays", "language habit"),
+        ("decision", "Releases are cut on Tuesdays after the stand-up", "release day"),
+        ("fact", "Bob owns the billing service", "billing owner"),
+    ]
+    saved = [memory_save(palace=personal, actor=actor, content=c, kind=k, placard=p) for k, c, p in texts]
+    start = timezone.now() - timedelta(hours=3)
+    for i, line in enumerate(
+        ["Opened the incident for the failing deploy", "Rolled back release 41", "Wrote the post-mortem"]
+    ):
+        memory_save(
+            palace=personal,
+            actor=actor,
+            content=line,
+            kind="episode",
+            source_session="session-incident-41",
+            occurred_at=start + timedelta(minutes=20 * i),
+            speaker="alice",
+        )
+    memory_save(palace=project, actor=actor, content="The demo project deploys with GitHub Actions", kind="decision")
+    due = saved[2].memory
+    Memory.objects.filter(pk=due.pk).update(review_enrolled=True, created_at=timezone.now() - timedelta(days=3))
+    return personal, due
+
+
+def shot(page, name: str) -> None:
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def test_panel_flows_in_a_real_browser(asgi_server, browser_page, alice, project, token_for):
+    from playwright.sync_api import expect
+
+    personal, due = seed(alice, project)
+    page, base = browser_page, asgi_server
+
+    # Log in.
+    page.goto(f"{base}/")
+    page.fill("#id_username", "alice")
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{base}/today/")
+    expect(page.locator("html")).to_have_attribute("lang", "en")
+    expect(page.locator("#part-rooms .room").first).to_be_visible()
+    expect(page.locator("#health svg")).to_be_visible()
+    expect(page.locator("a.lazy")).to_have_count(0)
+    shot(page, "today")
+
+    # Review a due memory: the cue shows no body; Reveal shows it; Remembered grades it.
+    cue = page.locator(f"#cue-{due.pk}")
+    expect(cue).to_contain_text("pgvector decision")
+    expect(cue).not_to_contain_text("separate vector store")
+    cue.get_by_role("link", name="Reveal").click()
+    expect(cue).to_contain_text("separate vector store")
+    shot(page, "today-revealed")
+    cue.get_by_role("button", name="Remembered").click()
+    expect(page.locator("#due")).to_contain_text("Graded")
+    expect(page.locator(f"#cue-{due.pk}")).to_have_count(0)
+
+    # Palace: search, inline detail, a correction through the supersede chain, forget and restore.
+    page.goto(f"{base}/palace/")
+    expect(page.locator(".mrow").first).to_be_visible()
+    shot(page, "palace")
+    page.fill("#q", "staging database")
+    page.press("#q", "Enter")
+    expect(page.locator("#memory-rows .how").first).to_be_visible()
+    shot(page, "palace-search")
+    target = Memory.objects.get(palace=personal, placard="billing owner")
+    page.goto(f"{base}/palace/")
+    row = page.locator(f"#m-{target.pk}")
+    row.hover()
+    row.get_by_role("link", name="Open").click()
+    detail = page.locator(f"#detail-{target.pk}")
+    detail.locator("textarea").fill("Carol owns the billing service since November")
+    detail.get_by_role("button", name="Save correction").click()
+    expect(detail.locator(".chain")).to_contain_text("Bob owns the billing service")
+    expect(detail.locator(".chain")).to_contain_text("Carol owns the billing service")
+    shot(page, "palace-supersede")
+    newest = Memory.objects.get(supersedes=target)
+    assert newest.content.startswith("Carol") and Memory.objects.get(pk=target.pk).status == "superseded"
+    detail.get_by_role("button", name="Forget").click()
+    expect(detail.locator(".status").first).to_contain_text("forgotten")
+    detail.get_by_role("button", name="Restore").click()
+    expect(detail.locator(".status").first).to_contain_text("active")
+    assert Memory.objects.get(pk=newest.pk).status == "active"
+
+    # Scope and language switches drive every view.
+    page.goto(f"{base}/log/")
+    page.get_by_role("button", name="Both").click()
+    expect(page.locator(".scopeline")).to_contain_text("atrium-test/demo")
+    page.get_by_role("button", name="中文").click()
+    expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
+    expect(page.locator(".mainnav")).to_contain_text("日志")
+    shot(page, "log-zh")
+
+    # A REST write shows up in the open Log within a second (websocket, no reload).
+    page.wait_for_function("() => document.querySelector('[ws-connect]') && window.htmx")
+    time.sleep(0.3)  # let the websocket finish connecting
+    raw = token_for(alice)
+    body = json.dumps(
+        {
+            "content": "Deploy freeze starts on December 20",
+            "kind": "decision",
+            "project": "git@github.com:atrium-test/demo.git",
+        }
+    )
+    request = urllib.request.Request(
+        f"{base}/api/v1/memories",
+        data=body.encode(),
+        method="POST",
+        headers={"Authorization": f"Bearer {raw}", "Content-Type": "application/json"},
+    )
+    started = time.monotonic()
+    with urllib.request.urlopen(request) as response:
+        saved = json.loads(response.read())
+    expect(page.locator(f"#log-rows .logrow[id='op-{_op_of(saved['memory']['id'])}']")).to_be_visible(timeout=1500)
+    assert time.monotonic() - started < 2.0
+    shot(page, "log-live")
+
+    # The other views, in Chinese.
+    for name, url in [("corridor", "/corridor/"), ("episodes", "/episodes/"), ("today-zh", "/today/")]:
+        page.goto(f"{base}{url}")
+        expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
+        expect(page.locator("a.lazy")).to_have_count(0)  # Today's regions load after the page
+        shot(page, name)
+    page.get_by_role("button", name="EN").click()
+    page.goto(f"{base}/corridor/")
+    page.locator("#corridor-svg .node").first.click()
+    expect(page.locator("#room-panel .room-card")).to_be_visible()
+    page.fill("#bench-q", "billing")
+    page.press("#bench-q", "Enter")
+    expect(page.locator("#bench-hits .how").first).to_be_visible()
+    shot(page, "corridor-bench")
+    page.goto(f"{base}/episodes/")
+    page.locator(".group .mrow").first.hover()
+    page.locator(".group .mrow").first.get_by_role("link", name="Nearby").click()
+    expect(page.locator(".nearby")).to_be_visible()
+    shot(page, "episodes-nearby")
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{base}/palace/")
+    shot(page, "palace-phone")
+
+
+def _op_of(memory_id: int) -> int:
+    from palace.models import OpLog
+
+    return OpLog.objects.filter(target_kind="memory", target_id=memory_id, op="memory.save").values_list(
+        "pk", flat=True
+    )[0]

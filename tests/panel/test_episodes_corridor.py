@@ -1,0 +1,74 @@
+"""Episodes (grouped by session, date range, Nearby) and Corridor (room graph, room detail, neighbours, bench)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pytest
+from django.utils import timezone
+
+from memory.models import Edge
+
+
+@pytest.fixture
+def sessions(make_memory, personal):
+    base = timezone.make_aware(datetime(2026, 11, 20, 9, 0))
+    for i, text in enumerate(["opened the incident", "rolled back", "wrote the post-mortem"]):
+        make_memory(personal, text, kind="episode", session="s-old", occurred_at=base + timedelta(minutes=30 * i))
+    later = base + timedelta(days=5)
+    for i, text in enumerate(["planned the sprint", "assigned tickets"]):
+        make_memory(personal, text, kind="episode", session="s-new", occurred_at=later + timedelta(minutes=10 * i))
+    return base
+
+
+def test_episodes_are_grouped_newest_session_first_entries_in_order(alice, client_for, sessions):
+    html = client_for(alice).get("/episodes/").content.decode()
+    assert html.index("s-new") < html.index("s-old")
+    assert html.index("opened the incident") < html.index("rolled back") < html.index("wrote the post-mortem")
+    assert "3 episodes" in html and "2 episodes" in html
+
+
+def test_date_range_filters_and_returns_the_partial(alice, client_for, sessions):
+    html = client_for(alice).get("/episodes/?from=2026-11-19&to=2026-11-21", HTTP_HX_REQUEST="true").content.decode()
+    assert "s-old" in html and "s-new" not in html and "<html" not in html
+
+
+def test_nearby_expands_within_the_window(alice, client_for, sessions, make_memory, personal):
+    anchor = make_memory(
+        personal, "checked the dashboards", kind="episode", session="s-x", occurred_at=sessions + timedelta(minutes=40)
+    )
+    client = client_for(alice)
+    narrow = client.get(f"/episodes/{anchor.pk}/nearby/?minutes=15", HTTP_HX_REQUEST="true").content.decode()
+    assert "rolled back" in narrow and "opened the incident" not in narrow and "<html" not in narrow
+    wide = client.get(f"/episodes/{anchor.pk}/nearby/", HTTP_HX_REQUEST="true").content.decode()
+    assert "opened the incident" in wide and "wrote the post-mortem" in wide and "planned the sprint" not in wide
+
+
+def test_corridor_graph_has_rooms_and_the_links_between_them(alice, client_for, make_memory, personal):
+    fact = make_memory(personal, "Postgres is the store", kind="fact")
+    decision = make_memory(personal, "We chose Postgres", kind="decision")
+    Edge.objects.create(palace=personal, from_memory=decision, to_memory=fact, kind="supports")
+    html = client_for(alice).get("/corridor/").content.decode()
+    assert html.count('class="node k-') == 2 and html.count("<line ") == 1
+    assert "2 rooms of 2, 1 corridors between rooms" in html
+
+
+def test_room_and_neighbours_partials(alice, client_for, make_memory, personal):
+    a = make_memory(personal, "Postgres is the store", kind="fact")
+    b = make_memory(personal, "We chose Postgres", kind="decision")
+    c = make_memory(personal, "Backups run nightly", kind="skill")
+    Edge.objects.create(palace=personal, from_memory=b, to_memory=a, kind="supports")
+    Edge.objects.create(palace=personal, from_memory=a, to_memory=c, kind="related")
+    client = client_for(alice)
+    room = client.get(f"/corridor/room/{a.slot.room_id}/", HTTP_HX_REQUEST="true").content.decode()
+    assert "Postgres is the store" in room and "<html" not in room
+    one = client.get(f"/corridor/m/{b.pk}/neighbours/?hops=1", HTTP_HX_REQUEST="true").content.decode()
+    assert "Postgres is the store" in one and "Backups run nightly" not in one
+    two = client.get(f"/corridor/m/{b.pk}/neighbours/?hops=2", HTTP_HX_REQUEST="true").content.decode()
+    assert "Backups run nightly" in two
+
+
+def test_bench_shows_ranked_hits_with_labels(alice, client_for, make_memory, personal):
+    make_memory(personal, "Carol owns the billing service")
+    html = client_for(alice).get("/corridor/bench/?q=billing", HTTP_HX_REQUEST="true").content.decode()
+    assert "lex#1" in html and "billing service" in html and "search" in html and "<html" not in html

@@ -1,0 +1,85 @@
+"""Today: summary counts, the due card (cue only → Reveal → grade 5/3/1), lazily loaded regions, health ring."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from memory.models import Edge, Memory
+from palace.models import OpLog
+from review.models import ReviewCard
+
+
+@pytest.fixture
+def due_memory(make_memory, personal):
+    memory = make_memory(
+        personal, "We chose pgvector over a separate vector store", kind="decision", placard="pgvector"
+    )
+    Memory.objects.filter(pk=memory.pk).update(review_enrolled=True, created_at=timezone.now() - timedelta(days=3))
+    return memory
+
+
+def test_summary_counts_and_open_contradictions(alice, client_for, make_memory, personal):
+    a = make_memory(personal, "The deploy is on Fridays", kind="decision")
+    b = make_memory(personal, "The deploy is on Mondays", kind="decision")
+    Edge.objects.create(palace=personal, from_memory=b, to_memory=a, kind="contradicts", status="pending")
+    html = client_for(alice).get("/today/").content.decode()
+    assert '<b id="stat-memories">2</b>' in html and '<b id="stat-open">1</b>' in html
+    assert "2 new in 7 days" in html
+
+
+def test_due_card_shows_the_cue_not_the_body(alice, client_for, due_memory):
+    html = client_for(alice).get("/today/").content.decode()
+    assert "Decision Chamber#1" in html and "pgvector" in html and "2 days overdue" in html
+    assert "separate vector store" not in html
+    assert '<span class="sr-only">due today: </span>1' in html
+
+
+def test_reveal_then_grade_advances_the_schedule(alice, client_for, due_memory):
+    client = client_for(alice)
+    revealed = client.get(f"/review/{due_memory.pk}/reveal/", HTTP_HX_REQUEST="true").content.decode()
+    assert "separate vector store" in revealed and "Remembered" in revealed and "<html" not in revealed
+    graded = client.post(f"/review/{due_memory.pk}/grade/", {"grade": "hazy"}, HTTP_HX_REQUEST="true")
+    assert graded.status_code == 200 and "Graded" in graded.content.decode()
+    card = ReviewCard.objects.get(memory=due_memory)
+    assert card.last_grade == 3 and card.due_at > timezone.now()
+    assert OpLog.objects.filter(op="review.grade", target_id=due_memory.pk).count() == 1
+    assert f'id="cue-{due_memory.pk}"' not in client.get("/today/").content.decode()
+
+
+def test_bad_grade_is_422_and_stores_nothing(alice, client_for, due_memory):
+    response = client_for(alice).post(f"/review/{due_memory.pk}/grade/", {"grade": "5"})
+    assert response.status_code == 422
+    assert not ReviewCard.objects.filter(memory=due_memory).exists()
+
+
+def test_regions_load_as_partials(alice, client_for, make_memory, personal):
+    for i in range(9):
+        make_memory(personal, f"fact number {i}", placard="same placard")
+    client = client_for(alice)
+    rooms = client.get("/today/?part=rooms", HTTP_HX_REQUEST="true").content.decode()
+    assert "Fact Hall" in rooms and "9/9" in rooms and "<html" not in rooms
+    tour = client.get("/today/?part=tour", HTTP_HX_REQUEST="true").content.decode()
+    assert "Fact Hall#1" in tour and "<html" not in tour
+    refurb = client.get("/today/?part=refurb", HTTP_HX_REQUEST="true").content.decode()
+    assert 'id="stat-clarity" hx-swap-oob="true"' in refurb and "same placard" in refurb
+    assert ">0%</b>" in refurb  # nine identical placards: none is clear
+
+
+def test_small_palace_is_not_scanned_and_clarity_stays_unknown(alice, client_for, make_memory, personal):
+    make_memory(personal, "only one", placard="x")
+    refurb = client_for(alice).get("/today/?part=refurb", HTTP_HX_REQUEST="true").content.decode()
+    assert "Not scanned" in refurb and ">—</b>" in refurb
+
+
+def test_without_htmx_the_regions_render_in_place(alice, client_for, make_memory, personal):
+    make_memory(personal, "only one", placard="x")
+    html = client_for(alice).get("/today/?full=1").content.decode()
+    assert "Fact Hall" in html and "Not scanned" in html and "Loading the rooms" not in html
+
+
+def test_health_ring_reports_real_checks(alice, client_for):
+    html = client_for(alice).get("/today/health/", HTTP_HX_REQUEST="true").content.decode()
+    assert "<svg" in html and "checks pass" in html and "database" in html
