@@ -257,3 +257,28 @@ def test_dispose_prefers_merge_then_defer_then_accept() -> None:
     assert deferred.disposition == "defer" and [c.id for c in deferred.contradicts] == [2]
     fresh = dispositions.dispose(neighbours=[n(3, "Lunch is at noon.", 0.80)], **args)  # type: ignore[arg-type]
     assert fresh.disposition == "accept"
+
+
+# --- admin ---------------------------------------------------------------------------------------------------------
+
+
+def test_admin_forget_and_restore_actions_write_op_rows(fact: Memory, make_user: Callable[..., Any]) -> None:
+    from django.test import Client
+
+    root = make_user("root", admin=True)
+    client = Client()
+    client.force_login(root)
+    url = "/admin/memory/memory/"
+    assert client.get(url).status_code == 200
+    assert client.get(f"{url}{fact.pk}/change/").status_code == 200
+    client.post(url, {"action": "forget_memories", "_selected_action": [fact.pk]})
+    fact.refresh_from_db()
+    assert fact.status == "forgotten"
+    client.post(url, {"action": "restore_memories", "_selected_action": [fact.pk]})
+    fact.refresh_from_db()
+    assert fact.status == "active"
+    ops = list(OpLog.objects.filter(target_id=fact.pk, op__in=["memory.forget", "memory.restore"]).order_by("pk"))
+    assert [(o.op, o.actor_user_id, o.actor_kind) for o in ops] == [
+        ("memory.forget", root.pk, "system"),
+        ("memory.restore", root.pk, "system"),
+    ]
