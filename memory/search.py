@@ -332,7 +332,7 @@ def memory_search(
         candidate.score = candidate.fused * _boost(candidate, now=now)
     ranked = sorted(pool.values(), key=lambda c: (-c.score, -c.memory_id))[:limit]
 
-    rows = Memory.objects.defer("embedding", "search_vector").select_related("slot__room")
+    rows = Memory.objects.defer("search_vector").select_related("slot__room")
     by_id = rows.in_bulk([c.memory_id for c in ranked])
     hits = [
         Hit(

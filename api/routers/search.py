@@ -1,0 +1,144 @@
+"""REST door to retrieval: `GET /api/v1/search?query=…` and `POST /api/v1/search` with the same fields as JSON.
+
+`palace` (id) or `project` (a git origin) narrows the search to one palace; neither searches every palace the caller
+may read. The header says what ran (`mode`, `degraded`); each hit says how it was found (`label`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from django.http import HttpRequest
+from ninja import Field, Query, Router, Schema
+from pydantic import ConfigDict
+
+from api.auth import caller_of
+from api.schemas import ErrorOut
+from memory.search import MAX_LIMIT, MAX_QUERY_CHARS, SearchResult, memory_search
+from palace.errors import InvalidInput
+from palace.selectors import palace_get
+
+router = Router(tags=["search"])
+
+ERRORS: dict[int, Any] = {401: ErrorOut, 404: ErrorOut, 422: ErrorOut}
+KindName = Literal["fact", "preference", "decision", "episode", "skill"]
+StatusName = Literal["active", "archived", "forgotten", "superseded", "any"]
+
+
+class SearchIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    palace: int | None = None
+    project: str | None = None
+    kind: KindName | None = None
+    room: str | None = Field(default=None, max_length=120)
+    status: StatusName = "active"
+    as_of: datetime | None = None
+    limit: int = Field(default=10, ge=1, le=MAX_LIMIT)
+
+
+class HitMemoryOut(Schema):
+    id: int
+    palace: int
+    kind: str
+    content: str
+    placard: str
+    status: str
+    speaker: str
+    confidence: float
+    hit_count: int
+    occurred_at: datetime
+    created_at: datetime
+    source_session: str
+    source_turn: str
+
+
+class HitOut(Schema):
+    ref: str
+    label: str
+    score: float
+    coordinate: str | None
+    cues: list[str]
+    expanded_from: int | None
+    memory: HitMemoryOut
+
+
+class SearchOut(Schema):
+    mode: str
+    degraded: list[str]
+    batch: str | None
+    palaces: list[int]
+    hits: list[HitOut]
+
+
+def _search(request: HttpRequest, params: SearchIn) -> dict[str, Any]:
+    caller = caller_of(request)
+    if params.palace is not None and params.project is not None:
+        raise InvalidInput("give palace or project, not both")
+    palace_ids = None
+    if params.palace is not None or params.project is not None:
+        palace_ids = [palace_get(user=caller.user, palace_id=params.palace, origin=params.project).pk]
+    result = memory_search(
+        user=caller.user,
+        query=params.query,
+        palace_ids=palace_ids,
+        kind=params.kind,
+        room=params.room,
+        status=None if params.status == "any" else params.status,
+        as_of=params.as_of,
+        limit=params.limit,
+        token_id=caller.token.pk if caller.token is not None else None,
+    )
+    return _out(result)
+
+
+def _out(result: SearchResult) -> dict[str, Any]:
+    hits = []
+    for hit in result.hits:
+        m = hit.memory
+        hits.append(
+            {
+                "ref": hit.ref,
+                "label": hit.label,
+                "score": hit.score,
+                "coordinate": m.slot.coordinate if m.slot_id is not None and m.slot is not None else None,
+                "cues": hit.cues,
+                "expanded_from": hit.expanded_from,
+                "memory": {
+                    "id": m.pk,
+                    "palace": m.palace_id,
+                    "kind": m.kind,
+                    "content": m.content,
+                    "placard": m.placard,
+                    "status": m.status,
+                    "speaker": m.speaker,
+                    "confidence": m.confidence,
+                    "hit_count": m.hit_count,
+                    "occurred_at": m.occurred_at,
+                    "created_at": m.created_at,
+                    "source_session": m.source_session,
+                    "source_turn": m.source_turn,
+                },
+            }
+        )
+    return {
+        "mode": result.mode,
+        "degraded": result.degraded,
+        "batch": result.batch,
+        "palaces": result.palace_ids,
+        "hits": hits,
+    }
+
+
+@router.get("", response={200: SearchOut, **ERRORS})
+def search_get(request: HttpRequest, params: Query[SearchIn]) -> dict[str, Any]:
+    """Hybrid search over the palaces you may read (or the one named by `palace` / `project`)."""
+    return _search(request, params)
+
+
+@router.post("", response={200: SearchOut, **ERRORS})
+def search_post(request: HttpRequest, params: SearchIn) -> dict[str, Any]:
+    """The same search with the parameters in a JSON body (for long queries)."""
+    return _search(request, params)
