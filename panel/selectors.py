@@ -439,3 +439,33 @@ def _layout(rooms: Sequence[Room], width: int = 640, height: int = 420) -> list[
 def room_memories(*, room: Room, limit: int = 30) -> list[Memory]:
     qs = memory_base(palace_ids=[room.palace_id]).filter(slot__room=room).exclude(status="forgotten")
     return list(qs.order_by("slot__number", "-id")[:limit])
+
+
+@dataclass
+class Stretch:
+    """Today's stretch of the fixed tour route: a few consecutive active stops, a different stretch each day so
+    the whole palace is walked over time."""
+
+    palace_id: int
+    stops: list[Memory]
+    first: int  # 1-based position of the first stop among the route's active stops
+    total: int
+
+    @property
+    def last(self) -> int:
+        return self.first + len(self.stops) - 1
+
+
+def tour_stretch(*, palace_id: int, today: date, length: int = 7) -> Stretch:
+    active = memory_base(palace_ids=[palace_id]).filter(status="active", slot__tour_stop__isnull=False)
+    total = active.count()
+    if total == 0:
+        return Stretch(palace_id=palace_id, stops=[], first=0, total=0)
+    offset = (today.toordinal() * length) % (total - length + 1) if total > length else 0  # always a full stretch
+    stops = list(active.order_by("slot__tour_stop__seq", "id")[offset : offset + length])
+    return Stretch(palace_id=palace_id, stops=stops, first=offset + 1, total=total)
+
+
+def last_op_id(*, palace_id: int) -> int:
+    """The newest op row of a palace: a version number for everything derived from its contents."""
+    return OpLog.objects.filter(palace_id=palace_id).order_by("-id").values_list("id", flat=True).first() or 0

@@ -69,10 +69,6 @@ def room_directory(*, palaces: list[Any]) -> list[Any]:
     return [entry for palace in palaces for entry in directory(palace=palace)]
 
 
-def tour_fixed(*, palace: Any, limit: int) -> Any:
-    return service("memory.corridor", "tour_fixed")(palace=palace, limit=limit)
-
-
 def refurb_list(*, palace: Any, limit: int) -> Any:
     return service("memory.placard_scan", "refurb_list")(palace=palace, limit=limit)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils import timezone
@@ -23,6 +24,7 @@ from panel.scope import Scope, scope_for
 
 GRADES = {"remembered": 5, "hazy": 3, "forgot": 1}
 PARTS = ("tour", "rooms", "refurb")
+PART_CACHE_SECONDS = 600
 REFURB_SCAN = 1_000_000  # all low placards, so clarity counts every one; the page shows the worst few
 
 
@@ -94,13 +96,28 @@ def _due(request: HttpRequest, scope: Scope, now: Any) -> dict[str, Any]:
     return {"queue": queue}
 
 
+def _per_palace(palace: Any, part: str, compute: Any) -> Any:
+    """A region's figures for one palace, cached until the palace's next op row: the room directory and the refurb
+    scan read the whole palace, and nothing they show changes without a mutation, which always writes the log."""
+    key = f"atrium:panel:{part}:{palace.pk}:{reads.last_op_id(palace_id=palace.pk)}"
+    found = cache.get(key)
+    if found is None:
+        found = compute(palace)
+        cache.set(key, found, PART_CACHE_SECONDS)
+    return found
+
+
 def _part(scope: Scope, part: str) -> dict[str, Any]:
     try:
         if part == "rooms":
-            return {"rooms": sources.room_directory(palaces=scope.palaces)}
+            directory = [_per_palace(p, part, lambda p: sources.room_directory(palaces=[p])) for p in scope.palaces]
+            return {"rooms": [room for rooms in directory for room in rooms]}
         if part == "tour":
-            return {"tours": [(p, sources.tour_fixed(palace=p, limit=7)) for p in scope.palaces]}
-        refurbs = [(p, sources.refurb_list(palace=p, limit=REFURB_SCAN)) for p in scope.palaces]
+            today = timezone.localdate()
+            return {"tours": [(p, reads.tour_stretch(palace_id=p.pk, today=today)) for p in scope.palaces]}
+        refurbs = [
+            (p, _per_palace(p, part, lambda p: sources.refurb_list(palace=p, limit=REFURB_SCAN))) for p in scope.palaces
+        ]
         return {"refurbs": refurbs, "clarity": clarity(refurbs)}
     except sources.Unavailable as exc:
         return {"unavailable": str(exc)}

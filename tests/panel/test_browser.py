@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.db import connection
 from django.utils import timezone
 
 from memory.models import Memory
@@ -27,6 +28,8 @@ PASSWORD = "correct-horse-9"
 
 pytestmark = [
     pytest.mark.slow,
+    # whitenoise serves static files with a sync iterator; under ASGI Django says so once per file
+    pytest.mark.filterwarnings("ignore:StreamingHttpResponse must consume synchronous iterators"),
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="Debian chromium is not installed (.ci/run installs it)"),
 ]
@@ -58,6 +61,13 @@ def asgi_server(transactional_db, monkeypatch):
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(10)
+    # The server's worker threads kept their own database connections; end them so the test database can be
+    # flushed and dropped.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
 
 
 @pytest.fixture
