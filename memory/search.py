@@ -24,6 +24,7 @@ Each arm is a single SQL statement; hits are fetched in one more; there is no pe
 
 from __future__ import annotations
 
+import json
 import math
 import secrets
 from dataclasses import dataclass, field
@@ -31,12 +32,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from django.db import connection, transaction
-from django.db.models import F
+from django.db import connection
 from django.utils import timezone
 
 from memory.embeddings import EmbedderUnavailable, embed_query
-from memory.models import AccessRecord, Memory, SearchBatch
+from memory.models import Memory
 from memory.searchtext import query_lexemes_sql, query_text
 from palace.errors import InvalidInput, NotFound
 from palace.models import Slot
@@ -158,33 +158,46 @@ def _filter_sql(
 _COLUMNS = "m.id, m.hit_count, coalesce(m.last_accessed_at, m.created_at)"
 
 
-def _lexical(*, query: str, where: str, params: list[Any]) -> list[tuple[int, int, datetime]]:
-    sql = (
-        f"SELECT {_COLUMNS} FROM memory_memory m, {query_lexemes_sql()} AS q(q)"  # noqa: S608 - constants only
-        f" WHERE {where} AND m.search_vector @@ q.q"
-        f" ORDER BY ts_rank('{TS_WEIGHTS}'::float4[], m.search_vector, q.q) DESC, m.id DESC LIMIT %s"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [query_text(query), *params, ARM_DEPTH])
-        return [(int(r[0]), int(r[1]), r[2]) for r in cursor.fetchall()]
+_Row = tuple[int, int, datetime]
 
 
-def _semantic(*, vector: Any, where: str, params: list[Any]) -> list[tuple[int, int, datetime]]:
-    # relaxed_order may return rows slightly out of distance order: fetch the distance and sort here.
-    sql = (
-        f"SELECT {_COLUMNS}, m.embedding <=> %s::vector AS distance FROM memory_memory m"  # noqa: S608
-        f" WHERE {where} AND m.embedding IS NOT NULL ORDER BY m.embedding <=> %s::vector LIMIT %s"
+def _arms(*, query: str, vector: Any | None, where: str, params: list[Any]) -> dict[str, list[_Row]]:
+    """Both arms in one round trip: a UNION ALL of the lexical and (when there is a vector) the semantic query.
+
+    The semantic half needs `hnsw.iterative_scan` and `hnsw.ef_search` for its transaction only: the settings go
+    first in the same multi-statement string, which PostgreSQL runs as one (implicit) transaction.
+    """
+    lexical = (
+        f"(SELECT 'lex' AS arm, {_COLUMNS},"  # noqa: S608 - constants and placeholders only
+        f" ts_rank('{TS_WEIGHTS}'::float4[], m.search_vector, q.q) AS score"
+        f" FROM memory_memory m, {query_lexemes_sql()} AS q(q)"
+        f" WHERE {where} AND m.search_vector @@ q.q ORDER BY score DESC, m.id DESC LIMIT %s)"
     )
-    literal = "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', %s, true)",
-            [str(HNSW_EF_SEARCH)],
+    args: list[Any] = [query_text(query), *params, ARM_DEPTH]
+    sql = lexical
+    if vector is not None:
+        literal = "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
+        sql = (
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"  # noqa: S608 - constants only
+            f" set_config('hnsw.ef_search', '{HNSW_EF_SEARCH}', true);"
+            f"{lexical} UNION ALL "
+            f"(SELECT 'sem' AS arm, {_COLUMNS}, m.embedding <=> %s::vector AS score FROM memory_memory m"
+            f" WHERE {where} AND m.embedding IS NOT NULL ORDER BY m.embedding <=> %s::vector LIMIT %s)"
         )
-        cursor.execute(sql, [literal, *params, literal, ARM_DEPTH])
+        args += [literal, *params, literal, ARM_DEPTH]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, args)
+        if vector is not None:
+            cursor.nextset()
         rows = cursor.fetchall()
-    rows.sort(key=lambda r: (r[3], -r[0]))
-    return [(int(r[0]), int(r[1]), r[2]) for r in rows]
+    lex = sorted((r for r in rows if r[0] == "lex"), key=lambda r: (-r[4], -r[1]))
+    # relaxed_order may return rows slightly out of distance order: sort by the distance here.
+    sem = sorted((r for r in rows if r[0] == "sem"), key=lambda r: (r[4], -r[1]))
+    arms: dict[str, list[_Row]] = {}
+    if vector is not None:
+        arms["sem"] = [(int(r[1]), int(r[2]), r[3]) for r in sem]
+    arms["lex"] = [(int(r[1]), int(r[2]), r[3]) for r in lex]
+    return arms
 
 
 def _expand(*, parents: list[_Candidate], where: str, params: list[Any]) -> list[tuple[int, int, datetime, int, str]]:
@@ -249,34 +262,65 @@ def _cues(hits: list[Hit]) -> None:
         hit.cues = [by_place[(room_id, n)] for n in (number - 1, number + 1) if (room_id, n) in by_place]
 
 
-def _register_batch(*, user: Any, query: str, hits: list[Hit], palaces: list[int]) -> str:
-    handle = "b_" + secrets.token_urlsafe(12)
-    SearchBatch.objects.create(
-        handle=handle,
-        user=user,
-        query=query,
-        refs={hit.ref: hit.memory.pk for hit in hits},
-        palace_ids=palaces,
-    )
-    stale = SearchBatch.objects.filter(user=user).order_by("-created_at", "-pk").values_list("pk", flat=True)
-    SearchBatch.objects.filter(pk__in=list(stale[BATCH_KEEP:])).delete()
-    return handle
+_RECORD_SQL = f"""
+WITH batch AS (
+    INSERT INTO memory_searchbatch (handle, user_id, query, refs, palace_ids, created_at, assessed)
+    SELECT %(handle)s, %(user)s, %(query)s, %(refs)s::jsonb, %(palaces)s::jsonb, %(now)s, false WHERE %(register)s
+), stale AS (
+    -- The statement's snapshot does not see the batch inserted above: keep the newest {BATCH_KEEP - 1} others.
+    DELETE FROM memory_searchbatch WHERE %(register)s AND id IN (
+        SELECT id FROM memory_searchbatch WHERE user_id = %(user)s
+        ORDER BY created_at DESC, id DESC OFFSET {BATCH_KEEP - 1})
+), access AS (
+    INSERT INTO memory_accessrecord (memory_id, user_id, token_id, batch, rank, via, created_at)
+    SELECT hit.memory_id, %(user)s, %(token)s, %(batch)s, hit.rank, 'search', %(now)s
+    FROM unnest(%(ids)s::bigint[]) WITH ORDINALITY AS hit(memory_id, rank) WHERE %(reinforce)s
+), bump AS (
+    UPDATE memory_memory SET hit_count = hit_count + 1, last_accessed_at = %(now)s
+    WHERE id = ANY(%(ids)s::bigint[]) AND %(reinforce)s
+)
+SELECT 1
+"""  # noqa: S608 - a constant and named placeholders
 
 
-def _reinforce(*, user: Any, token_id: int | None, hits: list[Hit], batch: str | None, now: datetime) -> None:
+def _record(
+    *,
+    user: Any,
+    query: str,
+    hits: list[Hit],
+    palaces: list[int],
+    token_id: int | None,
+    register: bool,
+    reinforce: bool,
+    now: datetime,
+) -> str | None:
+    """The evidence batch (newest BATCH_KEEP per user) and the reinforcement (AccessRecord rows, hit_count and
+    last_accessed_at), in one statement. Retrievals are not mutations: nothing goes to the op log."""
     user_id = user.pk if user is not None and user.is_authenticated else None
-    AccessRecord.objects.bulk_create(
-        [
-            AccessRecord(
-                memory_id=h.memory.pk, user_id=user_id, token_id=token_id, batch=batch or "", rank=i, via="search"
-            )
-            for i, h in enumerate(hits, start=1)
-        ]
-    )
-    Memory.objects.filter(pk__in=[h.memory.pk for h in hits]).update(hit_count=F("hit_count") + 1, last_accessed_at=now)
-    for hit in hits:
-        hit.memory.hit_count += 1
-        hit.memory.last_accessed_at = now
+    register = register and user_id is not None
+    handle = "b_" + secrets.token_urlsafe(12) if register else None
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _RECORD_SQL,
+            {
+                "handle": handle,
+                "user": user_id,
+                "query": query,
+                "refs": json.dumps({hit.ref: hit.memory.pk for hit in hits}),
+                "palaces": json.dumps(palaces),
+                "now": now,
+                "register": register,
+                "token": token_id,
+                "batch": handle or "",
+                "ids": [hit.memory.pk for hit in hits],
+                "reinforce": reinforce,
+            },
+        )
+    if reinforce:
+        for hit in hits:
+            hit.memory.hit_count += 1
+            hit.memory.last_accessed_at = now
+    return handle
 
 
 # --- the function ----------------------------------------------------------------------------------------------
@@ -305,15 +349,13 @@ def memory_search(
         return SearchResult(mode="none", degraded=[], hits=[], batch=None, palace_ids=[])
     where, params = _filter_sql(palaces=palaces, kind=kind, room=room, status=status, as_of=as_of)
 
-    arms: dict[str, list[tuple[int, int, datetime]]] = {}
     degraded: list[str] = []
+    vector = None
     try:
         vector = embed_query(query)
     except EmbedderUnavailable:
         degraded.append("semantic")
-    else:
-        arms["sem"] = _semantic(vector=vector, where=where, params=params)
-    arms["lex"] = _lexical(query=query, where=where, params=params)
+    arms = _arms(query=query, vector=vector, where=where, params=params)
     mode = "hybrid" if len(arms) == 2 else ("lexical" if "lex" in arms else "semantic")
 
     pool = _fuse(arms)
@@ -349,9 +391,14 @@ def memory_search(
     _cues(hits)
     batch = None
     if hits and (register_batch or reinforce):
-        with transaction.atomic():
-            if register_batch and user is not None and user.is_authenticated:
-                batch = _register_batch(user=user, query=query, hits=hits, palaces=palaces)
-            if reinforce:
-                _reinforce(user=user, token_id=token_id, hits=hits, batch=batch, now=now)
+        batch = _record(
+            user=user,
+            query=query,
+            hits=hits,
+            palaces=palaces,
+            token_id=token_id,
+            register=register_batch,
+            reinforce=reinforce,
+            now=now,
+        )
     return SearchResult(mode=mode, degraded=degraded, hits=hits, batch=batch, palace_ids=palaces)

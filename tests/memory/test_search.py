@@ -363,3 +363,38 @@ def test_search_cost_does_not_grow_with_the_number_of_hits(
         assert len(result.hits) == limit
         counts.append(len(ctx.captured_queries))
     assert counts[0] == counts[1]
+
+
+def test_bench_search_runs_end_to_end_and_removes_its_palaces(db: Any) -> None:
+    """A smoke test of `atrium bench search` (speed is measured by the command, never asserted here)."""
+    import json
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    palaces, memories = Palace.objects.count(), Memory.objects.count()
+    out = StringIO()
+
+    call_command("bench", "search", "--memories", "60", "--queries", "3", "--saves", "2", "--json", stdout=out)
+
+    report = json.loads(out.getvalue())
+    assert report["memories"] == 60
+    assert report["other_palaces_memories"] == 30
+    assert report["search_modes"] == {"hybrid": 3}
+    for key in ("search_ms", "query_embed_ms", "save_ms"):
+        assert set(report[key]) >= {"p50", "p95", "p99"}
+    assert report["ingest_per_second"] > 0
+    assert "vectors" in report["synthetic"] and "texts" in report["synthetic"]
+    assert Palace.objects.count() == palaces
+    assert Memory.objects.count() == memories
+
+
+def test_bench_mcp_says_clearly_when_the_mcp_bench_is_missing(db: Any) -> None:
+    import importlib.util
+
+    from django.core.management import CommandError, call_command
+
+    if importlib.util.find_spec("api.mcp.bench") is not None:
+        pytest.skip("the MCP bench exists in this build")
+    with pytest.raises(CommandError, match="api.mcp.bench"):
+        call_command("bench", "mcp")

@@ -1,0 +1,85 @@
+"""`atrium bench search --memories N [--json]` and `atrium bench mcp …`: speed measured, never asserted in tests."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import logging
+import os
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+# The embedder's OpenMP threads spin-wait: on a busy 2-core machine two threads made each embedding about 10x slower
+# than one. Set before the model loads (lazily, on first use); an explicit setting wins.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+class Command(BaseCommand):
+    help = "Benchmarks: `search` (search/save latency and ingest throughput at N memories) and `mcp`."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        sub = parser.add_subparsers(dest="target", required=True, metavar="{search,mcp}")
+        search = sub.add_parser("search", help="search, save and batch-ingest speed at N synthetic memories")
+        search.add_argument("--memories", type=int, required=True, help="memories in the bench palace (N)")
+        search.add_argument("--queries", type=int, default=200, help="measured searches (default 200)")
+        search.add_argument("--saves", type=int, default=50, help="measured single saves (default 50)")
+        search.add_argument("--json", action="store_true", help="print one JSON object")
+        mcp = sub.add_parser("mcp", help="MCP tool-call latency (api.mcp.bench)")
+        mcp.add_argument("args", nargs="*", help="passed to api.mcp.bench.run")
+        mcp.add_argument("--json", action="store_true", help="print one JSON object")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["target"] == "mcp":
+            self._mcp(options)
+            return
+        n = options["memories"]
+        if not 1 <= n <= 2_000_000:
+            raise CommandError("--memories must be between 1 and 2,000,000")
+        if options["queries"] < 1 or options["saves"] < 1:
+            raise CommandError("--queries and --saves must be positive")
+        logging.getLogger("palace.slots").setLevel(logging.ERROR)
+        from memory.benchmark import run_search_bench
+
+        as_json = options["json"]
+        report = run_search_bench(
+            memories=n,
+            queries=options["queries"],
+            saves=options["saves"],
+            progress=None if as_json else (lambda line: self.stderr.write(f"  {line}")),
+        )
+        data = report.as_dict()
+        if as_json:
+            self.stdout.write(json.dumps(data, indent=2))
+            return
+        for key in ("search_ms", "query_embed_ms", "search_total_ms", "save_ms"):
+            figures = data[key]
+            self.stdout.write(
+                f"{key:<16} p50 {figures['p50']:>8.2f}  p95 {figures['p95']:>8.2f}  p99 {figures['p99']:>8.2f}"
+                f"  (n={figures['n']})"
+            )
+        self.stdout.write(f"{'commit_ms':<16} {data['commit_ms']:.2f} (not included in save_ms)")
+        self.stdout.write(f"{'ingest':<16} {data['ingest_per_second']} memories/s (batches of 10)")
+        self.stdout.write(
+            f"{n} memories in the bench palace, {data['other_palaces_memories']} in three other palaces, "
+            f"loaded in {data['bulk_load_seconds']} s; search modes {data['search_modes']}"
+        )
+        for what, how in data["synthetic"].items():
+            self.stdout.write(f"  {what}: {how}")
+
+    def _mcp(self, options: dict[str, Any]) -> None:
+        try:
+            module = importlib.import_module("api.mcp.bench")
+        except ImportError as exc:
+            raise CommandError(
+                f"`atrium bench mcp` needs api.mcp.bench, which is not available in this build ({exc})"
+            ) from exc
+        runner = getattr(module, "run", None)
+        if not callable(runner):
+            raise CommandError("api.mcp.bench has no run(...) function")
+        offered = {"argv": options["args"], "args": options["args"], "as_json": options["json"], "stdout": self.stdout}
+        accepted = inspect.signature(runner).parameters
+        result = runner(**{name: value for name, value in offered.items() if name in accepted})
+        if isinstance(result, dict):
+            self.stdout.write(json.dumps(result, indent=2))
