@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from mcp.server import MCPServer
+from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp.server.auth.settings import AuthSettings
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl
 
@@ -37,8 +41,34 @@ class DjangoTokenVerifier(TokenVerifier):
         )
 
 
+# Tools that change memories. A `read` token neither sees them in tools/list nor may call them (the tool itself
+# refuses too: see api/mcp/tools.py). Every other tool is a read tool.
+WRITE_TOOLS = frozenset({"memory_save", "memory_update", "memory_forget", "memory_report", "memory_distill"})
+
+
+def token_can_write() -> bool:
+    token = get_access_token()
+    return token is not None and "write" in token.scopes
+
+
+class ScopedToolList(ServerMiddleware[Any]):
+    """tools/list varies by the authorization presented: a read token is shown only the read tools.
+
+    The 2026-07-28 spec allows this ("MAY vary by the authorization presented on the request"); list results are
+    marked cacheScope "private" by the SDK, so a client never shares one token's list with another.
+    """
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        result = await call_next(ctx)
+        if ctx.method == "tools/list" and isinstance(result, dict) and not token_can_write():
+            tools = result.get("tools") or []
+            result = {**result, "tools": [t for t in tools if t.get("name") not in WRITE_TOOLS]}
+        return result
+
+
 mcp = MCPServer(
     "atrium",
+    middleware=[ScopedToolList()],
     instructions=INSTRUCTIONS,
     log_level="WARNING",
     token_verifier=DjangoTokenVerifier(),
@@ -63,13 +93,55 @@ def transport_security() -> TransportSecuritySettings:
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
 
 
+LOCAL_ORIGIN = re.compile(r"^https?://(127\.0\.0\.1|localhost|\[::1\])(:\d{1,5})?$")
+
+
+def origin_allowed(origin: str) -> bool:
+    """Browsers send Origin; a page on another site must not reach the endpoint (DNS rebinding)."""
+    return origin in settings.ATRIUM_ALLOWED_ORIGINS or LOCAL_ORIGIN.match(origin) is not None
+
+
+async def _refuse(send: Any, status: int, message: str, headers: list[tuple[bytes, bytes]]) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}).encode()
+    await send(
+        {"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json"), *headers]}
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def guarded(app: Any) -> Any:
+    """Two checks in front of the SDK's app, which hold whatever ALLOWED_HOSTS says (with `*` the SDK's own
+    rebinding protection is off, and with it its Origin check):
+
+    - a foreign `Origin` gets 403;
+    - GET gets 405: this server is stateless and sends nothing unprompted, so a legacy standalone SSE stream
+      would only hold a connection open forever (the spec lets a server refuse it with 405).
+    """
+
+    async def guard(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope.get("type") == "http":
+            headers = dict(scope.get("headers") or [])
+            origin = headers.get(b"origin", b"").decode("latin-1")
+            if origin and not origin_allowed(origin):
+                await _refuse(send, 403, "Origin not allowed", [])
+                return
+            if scope.get("method") == "GET":
+                await _refuse(send, 405, "POST JSON-RPC messages to this endpoint", [(b"allow", b"POST")])
+                return
+        await app(scope, receive, send)
+
+    return guard
+
+
 def build_mcp_app() -> Any:
     from api.mcp import tools  # noqa: F401  (registers the tools)
 
-    return mcp.streamable_http_app(
-        streamable_http_path="/mcp",
-        stateless_http=True,
-        json_response=True,
-        transport_security=transport_security(),
-        max_request_body_size=settings.ATRIUM_MCP_MAX_BODY_BYTES,
+    return guarded(
+        mcp.streamable_http_app(
+            streamable_http_path="/mcp",
+            stateless_http=True,
+            json_response=True,
+            transport_security=transport_security(),
+            max_request_body_size=settings.ATRIUM_MCP_MAX_BODY_BYTES,
+        )
     )

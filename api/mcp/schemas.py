@@ -1,0 +1,304 @@
+"""Typed inputs and outputs of the MCP tools: inputs carry limits, outputs become `outputSchema` +
+`structuredContent`. Wire names are camelCase (the MCP convention); Python names stay snake_case."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from django.conf import settings
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+Kind = Literal["fact", "preference", "decision", "episode", "skill"]
+MemoryId = Annotated[int, Field(ge=1, le=2**63 - 1, description="A memory id, as printed `id=` / `#id`.")]
+Project = Annotated[
+    str | None,
+    Field(
+        default=None,
+        max_length=400,
+        description=(
+            "Git origin of a project palace you are a member of (e.g. github.com/org/repo or "
+            "git@github.com:org/repo.git). Omit for your personal palace."
+        ),
+    ),
+]
+Content = Annotated[str, Field(min_length=1, max_length=settings.ATRIUM_MAX_CONTENT_CHARS)]
+Placard = Annotated[str, Field(max_length=200)]
+Reason = Annotated[str, Field(max_length=500)]
+
+
+class Out(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
+class In(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class SaveItem(In):
+    content: Content
+    kind: Kind
+    placard: Placard = ""
+
+
+class MemoryRow(Out):
+    id: int
+    kind: str
+    status: str
+    coordinate: str | None = Field(description="room#slot in its palace; null when not slotted yet")
+    palace: str = Field(description='"my palace" or the project origin')
+    placard: str
+    content: str
+    content_truncated: bool = False
+    confidence: float
+    version: int
+    occurred_at: datetime
+    created_at: datetime
+
+
+class SaveItemOut(Out):
+    index: int
+    disposition: Literal["accept", "merge", "defer", "drop", "error"]
+    id: int | None = None
+    merged_into: int | None = None
+    coordinate: str | None = None
+    contradicts: list[int] = Field(default_factory=list)
+    redactions: list[str] = Field(default_factory=list)
+    degraded: list[str] = Field(default_factory=list)
+    hint: str = ""
+    error: str = ""
+
+
+class SaveOut(Out):
+    palace: str
+    count: int
+    failed: int
+    items: list[SaveItemOut]
+
+
+class SearchHit(Out):
+    id: int
+    ref: str = Field(description="cite this in memory_assess evidenceRefs")
+    label: str = Field(description='how it was found, e.g. "sem#2 + lex#1", "lex#3", "edge:next from #12"')
+    score: float
+    kind: str
+    coordinate: str | None
+    palace: str
+    placard: str
+    content: str
+    content_truncated: bool
+    occurred_at: datetime
+    cues: list[str] = Field(default_factory=list, description="neighbouring slots of the same room")
+
+
+class SearchOut(Out):
+    query: str
+    mode: Literal["hybrid", "lexical", "semantic", "none"]
+    degraded: list[str]
+    batch_id: str | None = Field(description="the evidence batch for memory_assess; null when nothing matched")
+    hits: list[SearchHit]
+
+
+class RejectedRefOut(Out):
+    ref: str
+    reason: str
+
+
+class AssessOut(Out):
+    batch_id: str
+    verdict: Literal["sufficient", "insufficient"]
+    next_strategy: str
+    claimed_adequate: bool
+    claimed_strategy: str
+    valid_refs: list[str]
+    memory_ids: list[int]
+    rejected_refs: list[RejectedRefOut]
+    missing: list[str]
+    reasons: list[str]
+
+
+class TimelineRow(Out):
+    seq: int | None = Field(default=None, description="position on the fixed tour route (tour order only)")
+    coordinate: str | None
+    memory: MemoryRow | None
+
+
+class TimelineOut(Out):
+    order: Literal["created", "tour"]
+    palace: str
+    rows: list[TimelineRow]
+    next_cursor: str | None = Field(default=None, description="pass as `cursor` for the next page")
+    total: int | None = Field(default=None, description="stops on the route (tour order only)")
+
+
+class UpdateOut(Out):
+    memory: MemoryRow
+    supersedes: int
+
+
+class ForgetOut(Out):
+    id: int
+    status: str
+    epitaph: str
+    version: int
+
+
+class ReportOut(Out):
+    id: int
+    recorded: Literal["outcome", "grade"]
+    outcome: str | None = None
+    confidence: float | None = None
+    grade: int | None = None
+    next_due_at: datetime | None = None
+    interval_days: int | None = None
+    repetitions: int | None = None
+
+
+class QueueRow(Out):
+    id: int
+    kind: str
+    coordinate: str
+    placard: str
+    palace_id: int
+    due_at: datetime
+    days_overdue: int
+    repetitions: int
+
+
+class QueueOut(Out):
+    due: int
+    items: list[QueueRow]
+
+
+class EdgeOut(Out):
+    other_id: int
+    other_status: str
+    other_placard: str
+    direction: Literal["out", "in"]
+    status: str
+    created_at: datetime
+
+
+class OpRow(Out):
+    op: str
+    at: datetime
+    actor: str
+    target_id: int | None
+    reason: str
+    detail: dict[str, object]
+
+
+class AuditOut(Out):
+    memory: MemoryRow
+    sources: list[dict[str, object]]
+    supersede_chain: list[MemoryRow] = Field(description="newest first: successors, this memory, predecessors")
+    contradictions: list[EdgeOut]
+    oplog: list[OpRow]
+
+
+class RoomOut(Out):
+    name: str
+    kind: str
+    capacity: int
+    slots_used: int
+    active: int
+    latest_placard: str
+
+
+class StatsOut(Out):
+    palace: str
+    total: int
+    by_status: dict[str, int]
+    by_kind: dict[str, int]
+    without_vector: int
+    unslotted: int
+    review_enrolled: int
+    reviews_due: int
+    pending_contradictions: int
+    created_last_7_days: int
+    signal_ratio: float | None
+    signal_reason: str
+    rooms: list[RoomOut]
+
+
+class ExamineOut(Out):
+    memories: list[MemoryRow]
+    not_found: list[int] = Field(description="ids that do not exist or that you may not read")
+
+
+class NeighbourOut(Out):
+    hops: int
+    via: str
+    direction: str
+    from_id: int
+    memory: MemoryRow
+
+
+class NeighboursOut(Out):
+    origin: MemoryRow
+    neighbours: list[NeighbourOut]
+
+
+class TourStopOut(Out):
+    seq: int
+    coordinate: str
+    memory: MemoryRow | None
+
+
+class TourOut(Out):
+    mode: Literal["fixed", "thematic"]
+    palace: str
+    theme: str = ""
+    total: int
+    stops: list[TourStopOut]
+    search_mode: str = ""
+    degraded: list[str] = Field(default_factory=list)
+    note: str = ""
+
+
+class ForgottenOut(Out):
+    palace: str
+    memories: list[MemoryRow]
+    next_cursor: str | None
+
+
+class DistillClusterOut(Out):
+    kind: str
+    member_ids: list[int]
+    min_similarity: float
+    content: str
+    placard: str
+    producer: str
+    fallback: str
+    confidence: float
+    rule_id: int | None
+    skipped: str
+
+
+class DistillOut(Out):
+    mode: Literal["suggest", "apply"]
+    palace: str
+    llm_configured: bool
+    applied: int
+    clusters: list[DistillClusterOut]
+
+
+class ProfileLineOut(Out):
+    id: int
+    coordinate: str
+    kind: str
+    placard: str
+    body: str
+    indexed: bool
+    truncated: bool
+
+
+class ProfileOut(Out):
+    text: str = Field(description="the profile, wrapped in <atrium_memory_context>, within the token budget")
+    tokens: float
+    budget: int
+    curated: bool
+    lines: list[ProfileLineOut]
+    more: int
+    reviews_due: int | None
