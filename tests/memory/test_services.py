@@ -236,6 +236,8 @@ def test_supersede_chain_and_sources(fact: Memory, alice: Any, alice_actor: Acto
         ("Staging is in eu-west-1.", "Staging is in us-east-1.", False),
         ("Bob is allergic to peanuts.", "Bob isn't allergic to peanuts.", False),
         ("用户喜欢喝茶。", "用户不喜欢喝茶。", False),
+        ("用户喜欢喝绿茶。", "用户喜欢喝红茶。", False),
+        ("用户喜欢喝绿茶。", "用户很喜欢喝绿茶！", True),
     ],
 )
 def test_is_restatement(a: str, b: str, expected: bool) -> None:
