@@ -16,8 +16,11 @@ Full text
     :func:`query_lexemes_sql`, which cuts the same way.
 
 Embedding
-    ``build_embedding_text`` gives the passage the embedder sees: "<speaker>: <content>" with the placard in front
-    when there is one, so that questions naming a person ("What did Caroline …") land on that person's turns.
+    ``build_embedding_text`` gives the passage the embedder sees: the content, with the placard in front when there
+    is one. Not the speaker: on LoCoMo dev a small embedding model let names dominate similarity (every question
+    naming Caroline looked like every turn saying "Caroline"); the search strips known people from the query for
+    the vector arm and favours the named person's memories with an explicit speaker cue instead. The speaker and
+    the date do go into the full-text side, where a name or a month is an exact, cheap match.
 """
 
 from __future__ import annotations
@@ -86,14 +89,12 @@ def build_embedding_text(
     occurred_at: datetime | None = None,
     context: str = "",
 ) -> str:
-    """The passage text the write pipeline embeds for the vector arm.
+    """The passage text the write pipeline embeds for the vector arm: the content, with the placard in front.
 
-    ``occurred_at`` and ``context`` are accepted so the pipeline passes the same arguments to both builders; the
-    measured recipe (see memory/search.py) decides which of them the passage uses.
+    The speaker, the date and the context are left out on purpose (measured on LoCoMo dev, see the module
+    docstring): they are accepted so the pipeline passes the same arguments to both builders.
     """
     body = _clean(content)
-    if speaker:
-        body = f"{_clean(speaker)}: {body}"
     if placard and _clean(placard) not in body:
         body = f"{_clean(placard)}. {body}"
     return body

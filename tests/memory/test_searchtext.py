@@ -45,8 +45,8 @@ def test_chinese_is_cut_into_bigrams_and_the_separator_cannot_be_forged() -> Non
     assert CONTEXT_SEPARATOR not in text
 
 
-def test_embedding_text_names_the_speaker() -> None:
-    assert build_embedding_text(content="I love hiking", speaker="Jon", occurred_at=WHEN) == "Jon: I love hiking"
+def test_embedding_text_is_the_content_with_its_placard() -> None:
+    assert build_embedding_text(content="I love hiking", speaker="Jon", occurred_at=WHEN) == "I love hiking"
     assert build_embedding_text(content="Use uv", placard="Tooling") == "Tooling. Use uv"
     assert build_embedding_text(content="  spaced \x00 out ") == "spaced out"
 
