@@ -6,19 +6,24 @@
    `palace_ids` when given (an unreadable id answers NotFound, like one that does not exist); then the filters
    kind, room (the slot's room name), status (active by default) and `as_of` (occurred_at <= as_of).
 2. Lexical arm: an OR tsquery over the query's lexemes (see memory.searchtext) against the GIN index on
-   search_vector, ranked by ts_rank. OR, not AND: a natural-language question rarely has all its words in the one
-   memory that answers it.
-3. Semantic arm: the query embedding against the HNSW cosine index, with pgvector's iterative index scan
-   (`hnsw.iterative_scan = relaxed_order`) set for this transaction only, so palace filters do not starve it.
-   When the embedder is down the arm is skipped and named in `degraded`.
+   search_vector, ranked by ts_rank with the context section (label D) at 0.4. OR, not AND: a natural-language
+   question rarely has all its words in the one memory that answers it.
+3. Semantic arm: the embedding of the query *without the people it names* (the palace's speakers) against the
+   HNSW cosine index, with pgvector's iterative index scan (`hnsw.iterative_scan = relaxed_order`) set for this
+   statement's transaction only, so palace filters do not starve it. When the embedder is down the arm is skipped
+   and named in `degraded`. Both arms run in one round trip, ARM_DEPTH candidates each.
 4. Reciprocal rank fusion (k = 60) of the two rankings.
-5. One hop over edges (next, supports, refines, related) from the best fused hits: a neighbour not found by
-   either arm joins with a share of its parent's score, labelled "edge:<kind> from #<id>".
+5. One hop over edges (next, supports, refines, related): every candidate passes EXPAND_SHARE (0.1) of its fused
+   score to each neighbour; a neighbour neither arm found joins, labelled "edge:<kind> from #<id>".
 6. Multiplicative boosts: recency (last access, else creation, decaying over ATRIUM_DECAY_WINDOW_DAYS) and proof
-   (hit count), weights ATRIUM_RECENCY_WEIGHT and ATRIUM_PROOF_WEIGHT; 0 disables either.
+   (hit count), weights ATRIUM_RECENCY_WEIGHT and ATRIUM_PROOF_WEIGHT (0 disables either); and the speaker cue:
+   when the query names exactly one known person, their memories get x(1 + SPEAKER_BOOST).
 7. Cues (neighbouring slots of the same room) for the top hits, an evidence batch, and reinforcement: an
-   AccessRecord per hit plus hit_count/last_accessed_at. Retrievals are not mutations: no op-log rows.
+   AccessRecord per hit plus hit_count/last_accessed_at, in one statement. Retrievals are not mutations: no
+   op-log rows.
 
+The recipe (2, 3, 5, 6) was measured on LoCoMo dev (see `atrium eval`); names, dates and the previous turn go into
+the full-text side, where they match exactly, and stay out of the embedding, where they swamp meaning.
 Each arm is a single SQL statement; hits are fetched in one more; there is no per-hit query.
 """
 

@@ -398,3 +398,23 @@ def test_bench_mcp_says_clearly_when_the_mcp_bench_is_missing(db: Any) -> None:
         pytest.skip("the MCP bench exists in this build")
     with pytest.raises(CommandError, match="api.mcp.bench"):
         call_command("bench", "mcp")
+
+
+def test_a_question_naming_one_person_favours_what_that_person_said(alice: Any, alice_palace: Palace) -> None:
+    melanie = remember(alice_palace, "I painted a sunrise over the lake last week", kind="episode", speaker="Melanie")
+    caroline = remember(alice_palace, "I painted a sunset over the lake last week", kind="episode", speaker="Caroline")
+
+    about_caroline = memory_search(user=alice, query="What did Caroline paint?", reinforce=False, register_batch=False)
+    about_melanie = memory_search(user=alice, query="What did Melanie paint?", reinforce=False, register_batch=False)
+
+    assert about_caroline.hits[0].memory.pk == caroline.pk
+    assert about_melanie.hits[0].memory.pk == melanie.pk
+
+
+def test_known_people_are_stripped_from_the_query_for_the_vector_arm() -> None:
+    from memory.search import _without_names
+
+    assert _without_names("What did Caroline's sister paint?", ["Caroline"]) == "What did sister paint?"
+    assert _without_names("When did Jon and Gina meet?", ["Gina", "Jon"]) == "When did and meet?"
+    assert _without_names("Caroline?", ["Caroline"]) == "Caroline?"  # nothing left: keep the question
+    assert _without_names("Carolines plan", ["Caroline"]) == "Carolines plan"
