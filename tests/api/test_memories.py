@@ -191,6 +191,13 @@ def test_malformed_json_is_a_4xx_not_a_500(alice: Any, token_for: Callable[..., 
     assert 400 <= r.status_code < 500 and memory_rows() == 0
 
 
+def test_a_body_over_the_upload_limit_is_a_4xx(alice: Any, token_for: Callable[..., str]) -> None:
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {token_for(alice)}"}
+    body = {"content": "y" * 3_000_000}
+    r = Client().post(URL, body, content_type="application/json", **headers)
+    assert 400 <= r.status_code < 500 and memory_rows() == 0
+
+
 # --- auth ----------------------------------------------------------------------------------------------------------
 
 
