@@ -213,3 +213,11 @@ def detail_pairs(detail: object) -> list[tuple[str, str]]:
         label = str(DETAIL_LABELS.get(key, key.replace("_", " ")))
         pairs.append((label, shown[:160]))
     return pairs[:6]
+
+
+SEARCH_MODES: dict[str, Promise] = {
+    "hybrid": _("hybrid"),
+    "lexical": _("full-text"),
+    "semantic": _("semantic"),
+    "none": _("no"),
+}

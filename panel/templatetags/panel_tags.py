@@ -124,3 +124,9 @@ def url_for(pk: Any, name: str) -> str:
     """`{{ m.pk|url_for:"memory" }}`: reverse() once per URL name, then substitute the id (rows render hundreds of
     links; a full reverse per link was most of a list page's render time)."""
     return _url_pattern(name).replace(str(_PLACEHOLDER), str(int(pk)))
+
+
+@register.filter
+def search_mode(mode: str) -> str:
+    """What a search ran ("hybrid", "lexical", …) in the display language; the value itself stays English."""
+    return str(labels.SEARCH_MODES.get(mode, mode))

@@ -6,6 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from api import tokens as token_services
@@ -72,5 +73,5 @@ def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
     try:
         token_services.token_revoke(token_id=token_id, user=user_of(request), actor=actor_of(request))
     except AtriumError:
-        return _tokens_page(request, {"error": "token not found"}, status=404)
+        return _tokens_page(request, {"error": _("Token not found.")}, status=404)
     return redirect("tokens")

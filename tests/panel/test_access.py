@@ -84,3 +84,25 @@ def test_anonymous_is_sent_to_login(client, db):
         response = client.get(url)
         assert response.status_code == 302 and response["Location"].startswith("/login/")
     assert client.get("/").status_code == 302
+
+
+def test_project_picker_lists_only_the_users_projects(alice, bob, charlie, project, client_for):
+    assert "atrium-test/demo" in client_for(bob).get("/today/").content.decode()  # a member (viewer) sees it
+    outsider = client_for(charlie).get("/today/").content.decode()
+    assert "atrium-test/demo" not in outsider and 'name="mode" value="project"' not in outsider
+
+
+def test_viewer_can_reveal_but_not_grade(alice, bob, project, client_for, make_memory):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    memory = make_memory(project, "Releases are cut on Tuesdays", kind="decision", placard="release day")
+    Memory.objects.filter(pk=memory.pk).update(review_enrolled=True, created_at=timezone.now() - timedelta(days=2))
+    viewer, owner = client_for(bob), client_for(alice)
+    to_project(viewer, project)
+    to_project(owner, project)
+    assert "release day" in viewer.get("/today/").content.decode()
+    revealed = viewer.get(f"/review/{memory.pk}/reveal/", HTTP_HX_REQUEST="true").content.decode()
+    assert "Releases are cut on Tuesdays" in revealed and "Remembered" not in revealed
+    assert "Remembered" in owner.get(f"/review/{memory.pk}/reveal/", HTTP_HX_REQUEST="true").content.decode()

@@ -15,6 +15,9 @@ from tests.panel.wscomm import WebsocketCommunicator
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+# The goal is well under a second; the margin keeps a loaded CI box from failing a correct build.
+LIVE_TIMEOUT = 3
+
 
 def communicator(client, language="en"):
     from config.asgi import websocket_app
@@ -43,14 +46,14 @@ def test_each_user_receives_only_their_own_palaces_events(alice, charlie, client
         a, c = communicator(alice_client), communicator(charlie_client)
         assert (await a.connect())[0] and (await c.connect())[0]
         row = await database_sync_to_async(save_op)(alice_palace, system)
-        got = await a.receive_from(timeout=1)  # within a second of the commit
+        got = await a.receive_from(timeout=LIVE_TIMEOUT)  # within a second of the commit
         assert f'id="op-{row.pk}"' in got and "Saved a memory" in got and 'hx-swap-oob="afterbegin:#log-rows"' in got
-        counts = await a.receive_from(timeout=1)
+        counts = await a.receive_from(timeout=LIVE_TIMEOUT)
         assert 'id="due-badge"' in counts and 'id="stat-memories"' in counts
         assert await c.receive_nothing(timeout=0.5)  # charlie hears nothing of alice's palace
         own = await database_sync_to_async(save_op)(charlie_palace, system, "memory.forget")
-        assert f'id="op-{own.pk}"' in await c.receive_from(timeout=1)  # positive control for charlie
-        await c.receive_from(timeout=1)  # his counts
+        assert f'id="op-{own.pk}"' in await c.receive_from(timeout=LIVE_TIMEOUT)  # positive control for charlie
+        await c.receive_from(timeout=LIVE_TIMEOUT)  # his counts
         assert await a.receive_nothing(timeout=0.5)
         await a.disconnect()
         await c.disconnect()
@@ -66,7 +69,7 @@ def test_project_events_reach_members_in_that_scope_not_outsiders(alice, bob, ch
         b, c = communicator(viewer, "zh-CN,zh;q=0.9"), communicator(outsider)
         assert (await b.connect())[0] and (await c.connect())[0]
         row = await database_sync_to_async(save_op)(project, system)
-        got = await b.receive_from(timeout=1)
+        got = await b.receive_from(timeout=LIVE_TIMEOUT)
         assert f'id="op-{row.pk}"' in got and "保存了一条记忆" in got  # rendered in the viewer's language
         assert await c.receive_nothing(timeout=0.5)
         await b.disconnect()
@@ -108,3 +111,31 @@ def test_a_failing_channel_layer_never_breaks_a_write(alice, system, monkeypatch
     monkeypatch.setattr(events._publisher, "put", boom)
     row = save_op(palace, system)
     assert row.pk is not None
+
+
+def test_a_rest_write_reaches_the_open_panel(alice, client_for, token_for, bearer):
+    from django.test import Client
+
+    panel_client, raw = client_for(alice), token_for(alice)
+
+    def rest_save():
+        response = Client().post(
+            "/api/v1/memories",
+            {"content": "The deploy freeze starts on December 20", "kind": "decision"},
+            content_type="application/json",
+            **bearer(raw),
+        )
+        assert response.status_code == 201, response.content
+        return response.json()["memory"]["id"]
+
+    async def scenario():
+        a = communicator(panel_client)
+        assert (await a.connect())[0]
+        memory_id = await database_sync_to_async(rest_save)()
+        got = await a.receive_from(timeout=LIVE_TIMEOUT)
+        assert "Saved a memory" in got and f"#{memory_id}" in got and "by alice via token" in got
+        counts = await a.receive_from(timeout=LIVE_TIMEOUT)
+        assert '<b id="stat-memories" hx-swap-oob="true">1</b>' in counts
+        await a.disconnect()
+
+    async_to_sync(scenario)()
