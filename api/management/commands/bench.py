@@ -28,6 +28,10 @@ class Command(BaseCommand):
         search.add_argument("--json", action="store_true", help="print one JSON object")
         mcp = sub.add_parser("mcp", help="MCP tool-call latency (api.mcp.bench)")
         mcp.add_argument("args", nargs="*", help="passed to api.mcp.bench.run")
+        mcp.add_argument("--clients", type=int, default=20, help="concurrent MCP clients (default 20)")
+        mcp.add_argument("--seconds", type=float, default=30.0, help="how long they run (default 30)")
+        mcp.add_argument("--url", default=None, help="a running server's MCP URL (default: start one)")
+        mcp.add_argument("--token", action="append", default=[], help="write token for --url (repeatable)")
         mcp.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -78,7 +82,13 @@ class Command(BaseCommand):
         runner = getattr(module, "run", None)
         if not callable(runner):
             raise CommandError("api.mcp.bench has no run(...) function")
-        offered = {"argv": options["args"], "args": options["args"], "as_json": options["json"], "stdout": self.stdout}
+        offered = {
+            "argv": options.get("args", []),
+            "args": options.get("args", []),
+            "as_json": options["json"],
+            "stdout": self.stdout,
+        }
+        offered |= {k: options[k] for k in ("clients", "seconds", "url")} | {"tokens": options["token"]}
         accepted = inspect.signature(runner).parameters
         result = runner(**{name: value for name, value in offered.items() if name in accepted})
         if isinstance(result, dict):
