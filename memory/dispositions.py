@@ -33,6 +33,21 @@ _CJK_FUNCTION = frozenset("的了是在也都就很还和与及或而着过吗�
 _CJK_IDEOGRAPH = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
+# Words that carry no claim of their own; a restatement may add these freely.
+_STOPWORDS_TEXT = """a an the and or but so if then than that this these those there here is are was were be
+    been being am
+    do does did done have has had having i me my mine you your yours he him his she her hers it its we us our
+    they them their what which who whom whose when where why how all any both each few more most other some
+    such only own same too very just also really now still yet again ever even much many lot lots of in on at
+    by for with about against between into through during before after above below to from up down out off
+    over under as until while can could will would shall should may might must get got gets going gonna wanna
+    yeah yes yep oh wow hey hi hello ok okay thanks thank well like one ones thing things something anything
+    it's i'm i've i'll i'd you're you've you'll that's what's let's there's it'll don't can't won't"""
+_STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
+MAX_NOVEL_WORDS = 2
+STEM_CHARS = 5
+
+
 @dataclass(frozen=True)
 class Neighbour:
     """A candidate from the same palace: its id, kind, texts and cosine similarity to the new memory."""
@@ -90,6 +105,17 @@ def cjk_content(text: str) -> set[str]:
     return {ch for ch in _CJK_IDEOGRAPH.findall(_normalise(text)) if ch not in _CJK_FUNCTION}
 
 
+def _stems(text: str) -> set[str]:
+    """Crude stems of the content words ("allergic"/"allergy" → "aller", "peanuts"/"peanut" → "peanu")."""
+    words = (tok.lower().replace("’", "'") for tok, _ in _tokens(text))
+    return {w[:STEM_CHARS] for w in words if len(w) > 2 and w not in _STOPWORDS and not w.isdigit()}
+
+
+def novel_words(new: str, old: str) -> set[str]:
+    """Content-word stems of `new` that `old` does not have: what a merge of `new` into `old` would lose."""
+    return _stems(new) - _stems(old)
+
+
 def is_restatement(a: str, b: str) -> bool:
     """True when `b` says nothing `a` does not (and vice versa) as far as key tokens and negation go.
 
@@ -119,11 +145,14 @@ def dispose(
     merge_similarity: float,
     contradiction_similarity: float,
     max_contradictions: int = 3,
+    max_novel_words: int = MAX_NOVEL_WORDS,
 ) -> Disposition:
     """Apply the four-state rule (minus DROP, decided before embedding) to neighbours sorted by similarity.
 
     1. The most similar neighbour of the same kind (and speaker) at >= `merge_similarity` that is a lexical
-       restatement → MERGE. Two people saying the same thing are two memories.
+       restatement and to which the new text adds at most `max_novel_words` content words → MERGE. A merge
+       keeps the old text, so a "restatement" that adds detail ("... with my paintings") must not be merged
+       away. Two people saying the same thing are two memories.
     2. Neighbours at >= `contradiction_similarity` that are not restatements → DEFER with those candidates.
        (A restatement of a different kind is neither: it is a different kind of memory about the same thing.)
     3. Otherwise ACCEPT.
@@ -132,7 +161,12 @@ def dispose(
     for n in ordered:
         if n.similarity < merge_similarity:
             break
-        if n.kind == kind and n.speaker.casefold() == speaker.casefold() and is_restatement(content, n.content):
+        if (
+            n.kind == kind
+            and n.speaker.casefold() == speaker.casefold()
+            and is_restatement(content, n.content)
+            and len(novel_words(content, n.content)) <= max_novel_words
+        ):
             return Disposition(MERGE, merge_into=n)
     suspects = tuple(
         n for n in ordered if n.similarity >= contradiction_similarity and not is_restatement(content, n.content)

@@ -284,3 +284,20 @@ def test_admin_forget_and_restore_actions_write_op_rows(fact: Memory, make_user:
         ("memory.forget", root.pk, "system"),
         ("memory.restore", root.pk, "system"),
     ]
+
+
+def test_a_restatement_that_adds_detail_is_not_merged_away() -> None:
+    old = "The API server listens on port 8000."
+    new = "The API server listens on port 8000 behind nginx with TLS termination."
+    assert dispositions.novel_words(new, old) == {"behin", "nginx", "tls", "termi"}
+    neighbour = dispositions.Neighbour(id=1, kind="fact", content=old, placard="", similarity=0.99)
+    decision = dispositions.dispose(
+        content=new, kind="fact", neighbours=[neighbour], merge_similarity=0.95, contradiction_similarity=0.9
+    )
+    assert decision.disposition == "defer"
+    # the other way round loses nothing: the shorter restatement merges into the detailed memory
+    neighbour = dispositions.Neighbour(id=2, kind="fact", content=new, placard="", similarity=0.99)
+    decision = dispositions.dispose(
+        content=old, kind="fact", neighbours=[neighbour], merge_similarity=0.95, contradiction_similarity=0.9
+    )
+    assert decision.disposition == "merge"
