@@ -4,6 +4,7 @@ resolved for every view through the palace access function — never trusted fro
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from django.http import HttpRequest
 
@@ -24,16 +25,16 @@ class Scope:
     projects: list[tuple[Palace, str]]  # every project the user belongs to, with their role
     roles: dict[int, str] = field(default_factory=dict)  # palace id -> role, for the palaces in scope
 
-    @property
+    @cached_property
     def palaces(self) -> list[Palace]:
         chosen = {"mine": [self.personal], "project": [self.project], "both": [self.personal, self.project]}
         return [p for p in chosen[self.mode] if p is not None]
 
-    @property
+    @cached_property
     def palace_ids(self) -> list[int]:
         return [p.pk for p in self.palaces]
 
-    @property
+    @cached_property
     def writable_ids(self) -> set[int]:
         return {pid for pid, role in self.roles.items() if role in selectors.WRITE_ROLES}
 
