@@ -3,6 +3,7 @@ replies, suggest mode) — each idempotent — plus the beat schedule rows, queu
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Iterator
 from datetime import timedelta
@@ -12,6 +13,7 @@ from unittest import mock
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
 from django.test import override_settings
 from django_celery_beat.models import PeriodicTask
 
@@ -399,10 +401,18 @@ def test_extractive_merge_drops_repeats_and_contained_sentences() -> None:
 # --- schedule, queueing, tasks ---------------------------------------------------------------------------------------
 
 
-# Transactional tests flush every table when they end, the rows a data migration wrote included; restoring the
-# post-migration state makes this test independent of the order tests run in.
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_beat_schedule_is_installed_in_django_celery_beat() -> None:
+def test_beat_schedule_is_installed_in_django_celery_beat(db: Any) -> None:
+    # Transactional tests flush every table when they end, rows a data migration wrote included, so run the
+    # migration's function here (twice: it must not duplicate) instead of relying on what the test database kept.
+    from django.apps import apps as django_apps
+    from django.db.migrations.recorder import MigrationRecorder
+
+    migration = importlib.import_module("memory.migrations.0003_periodic_jobs")
+    assert MigrationRecorder(connection).migration_qs.filter(app="memory", name="0003_periodic_jobs").exists()
+    PeriodicTask.objects.filter(name__startswith="atrium: ").delete()
+    migration.install(django_apps, None)
+    migration.install(django_apps, None)
+    assert PeriodicTask.objects.filter(name__startswith="atrium: ").count() == 3
     rows = {t.name: t for t in PeriodicTask.objects.filter(name__startswith="atrium: ")}
     assert rows["atrium: decay"].task == "memory.decay"
     assert (rows["atrium: decay"].crontab.hour, rows["atrium: decay"].crontab.minute) == ("3", "15")
