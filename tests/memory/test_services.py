@@ -288,7 +288,7 @@ def test_admin_forget_and_restore_actions_write_op_rows(fact: Memory, make_user:
 
 def test_a_restatement_that_adds_detail_is_not_merged_away() -> None:
     old = "The API server listens on port 8000."
-    new = "The API server listens on port 8000 behind nginx with TLS termination."
+    new = "The API server listens on port 8000 behind nginx with tls termination."
     assert dispositions.novel_words(new, old) == {"behin", "nginx", "tls", "termi"}
     neighbour = dispositions.Neighbour(id=1, kind="fact", content=old, placard="", similarity=0.99)
     decision = dispositions.dispose(
