@@ -16,6 +16,10 @@ from mcp.client.streamable_http import streamable_http_client
 from api.mcp.bench import local_server
 
 pytestmark = pytest.mark.slow
+FACTS = {
+    "auto": ("The staging database lives on host kestrel-3 behind the VPN.", "where is the staging database"),
+    "legacy": ("Release notes are drafted every Thursday afternoon by the docs team.", "who drafts release notes"),
+}
 
 
 async def _session(url: str, token: str, mode: str) -> tuple[str, set[str], Any, Any]:
@@ -24,10 +28,9 @@ async def _session(url: str, token: str, mode: str) -> tuple[str, set[str], Any,
         Client(streamable_http_client(url, http_client=http), mode=mode) as client,  # type: ignore[arg-type]
     ):
         names = {t.name for t in (await client.list_tools()).tools}
-        saved = await client.call_tool(
-            "memory_save", {"content": f"Over real HTTP in {mode} mode the palace keeps this.", "kind": "fact"}
-        )
-        found = await client.call_tool("memory_search", {"query": f"real HTTP {mode} mode"})
+        content, query = FACTS[mode]
+        saved = await client.call_tool("memory_save", {"content": content, "kind": "fact"})
+        found = await client.call_tool("memory_search", {"query": query})
         return client.protocol_version, names, saved, found
 
 
@@ -50,4 +53,4 @@ def test_official_client_over_a_real_uvicorn_started_by_atrium_up() -> None:
         hook = urllib.request.Request(f"{base}/api/v1/profile.txt", headers={"Authorization": f"Bearer {tokens[0]}"})
         with urllib.request.urlopen(hook, timeout=10) as response:
             text = response.read().decode()
-        assert text.startswith("<atrium_memory_context>") and "Over real HTTP" in text
+        assert text.startswith("<atrium_memory_context>") and "kestrel-3" in text
