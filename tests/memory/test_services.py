@@ -294,7 +294,7 @@ def test_a_restatement_that_adds_detail_is_not_merged_away() -> None:
     decision = dispositions.dispose(
         content=new, kind="fact", neighbours=[neighbour], merge_similarity=0.95, contradiction_similarity=0.9
     )
-    assert decision.disposition == "defer"
+    assert decision.disposition == "accept"  # kept as its own memory; agreeing detail is no contradiction
     # the other way round loses nothing: the shorter restatement merges into the detailed memory
     neighbour = dispositions.Neighbour(id=2, kind="fact", content=new, placard="", similarity=0.99)
     decision = dispositions.dispose(
