@@ -110,8 +110,8 @@ def _per_palace(palace: Any, part: str, compute: Any) -> Any:
 def _part(scope: Scope, part: str) -> dict[str, Any]:
     try:
         if part == "rooms":
-            directory = [_per_palace(p, part, lambda p: sources.room_directory(palaces=[p])) for p in scope.palaces]
-            return {"rooms": [room for rooms in directory for room in rooms]}
+            fetch = lambda p: sources.room_directory(palaces=[p])  # noqa: E731
+            return {"directories": [(p, _per_palace(p, part, fetch)) for p in scope.palaces]}
         if part == "tour":
             today = timezone.localdate()
             return {"tours": [(p, reads.tour_stretch(palace_id=p.pk, today=today)) for p in scope.palaces]}

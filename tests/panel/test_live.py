@@ -139,3 +139,27 @@ def test_a_rest_write_reaches_the_open_panel(alice, client_for, token_for, beare
         await a.disconnect()
 
     async_to_sync(scenario)()
+
+
+def test_a_new_membership_joins_the_palace_group_without_reconnecting(alice, bob, client_for, system):
+    from palace.services import member_set, project_create
+
+    viewer = client_for(bob)
+    newer = project_create(origin="https://github.com/atrium-test/newer", owner=alice, actor=system)
+
+    def join_and_scope():
+        member_set(palace=newer, user=bob, role="viewer", actor=system)
+        assert viewer.post("/scope/", {"mode": "project", "project": newer.pk, "next": "/log/"}).status_code == 302
+
+    async def scenario():
+        b = communicator(viewer)
+        assert (await b.connect())[0]
+        await database_sync_to_async(save_op)(newer, system)
+        assert await b.receive_nothing(timeout=0.5)  # not a member yet: nothing
+        await database_sync_to_async(join_and_scope)()
+        await b.receive_nothing(timeout=0.5)  # the membership event is handled, nothing rendered
+        row = await database_sync_to_async(save_op)(newer, system)
+        assert f'id="op-{row.pk}"' in await b.receive_from(timeout=LIVE_TIMEOUT)
+        await b.disconnect()
+
+    async_to_sync(scenario)()
