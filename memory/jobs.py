@@ -291,8 +291,11 @@ def distill_clusters(*, palace: Palace | None = None) -> list[DistillCluster]:
             if taken[seed]:
                 continue
             sims = matrix @ matrix[seed]
-            near = [j for j in np.argsort(-sims) if not taken[j] and sims[j] >= threshold][:MAX_CLUSTER]
-            if seed not in near or len(near) < minimum:
+            candidates = np.flatnonzero((sims >= threshold) & ~taken)
+            if len(candidates) < minimum:
+                continue
+            near = [int(j) for j in candidates[np.argsort(-sims[candidates], kind="stable")][:MAX_CLUSTER]]
+            if seed not in near:
                 continue
             taken[near] = True
             members = sorted(near)  # oldest first; the seed (oldest) leads
