@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, Max, Min, Q, QuerySet, Value
-from django.db.models.functions import Coalesce, TruncDate
+from django.db.models import Count, F, Max, Min, Q, QuerySet
+from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from memory.models import Edge, Memory
@@ -159,14 +159,18 @@ def memory_rows(
     if only_ids is not None:
         qs = qs.filter(pk__in=only_ids)
     if sort == "route":
-        routed = qs.annotate(seq=Coalesce("slot__tour_stop__seq", Value(2**31)))
+        # Walk the route index (tour stop: palace, seq) rather than sorting every memory; unplaced memories are
+        # not on the route.
+        routed = qs.filter(slot__tour_stop__isnull=False).annotate(
+            route_palace=F("slot__tour_stop__palace_id"), seq=F("slot__tour_stop__seq")
+        )
         after = _split(cursor, 3)
         if after:
             pal, seq, pk = after
             routed = routed.filter(
-                Q(palace_id__gt=pal) | Q(palace_id=pal, seq__gt=seq) | Q(palace_id=pal, seq=seq, pk__gt=pk)
+                Q(route_palace__gt=pal) | Q(route_palace=pal, seq__gt=seq) | Q(route_palace=pal, seq=seq, pk__gt=pk)
             )
-        rows: list[Memory] = list(routed.order_by("palace_id", "seq", "id")[: limit + 1])
+        rows: list[Memory] = list(routed.order_by("route_palace", "seq", "id")[: limit + 1])
         last = rows[limit - 1] if len(rows) > limit else None
         nxt = f"{last.palace_id}.{getattr(last, 'seq', 0)}.{last.pk}" if last is not None else ""
         return rows[:limit], nxt

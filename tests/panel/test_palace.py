@@ -155,3 +155,18 @@ def test_batch_with_an_outsiders_memory_changes_nothing(alice, charlie, client_f
     assert theirs_client.post("/palace/batch/", {"action": "forget", "ids": [mine.pk]}).status_code == 404
     mine.refresh_from_db()
     assert mine.status == "active"
+
+
+def test_route_pages_walk_every_memory_once_in_route_order(alice, client_for, make_memory, personal):
+    for i in range(60):
+        make_memory(personal, f"stop {i:02d}", kind=["fact", "skill", "episode"][i % 3], log=False)
+    client = client_for(alice)
+    seen: list[str] = []
+    html = client.get("/palace/?sort=route").content.decode()
+    while True:
+        seen += [part.split("<")[0] for part in html.split('<p class="text">')[1:]]
+        if "after=" not in html:
+            break
+        cursor = html.split("after=")[1].split('"')[0].split("&")[0]
+        html = client.get(f"/palace/?sort=route&after={cursor}", HTTP_HX_REQUEST="true").content.decode()
+    assert seen == [f"stop {i:02d}" for i in range(60)]
