@@ -182,3 +182,9 @@ def test_unknown_fields_are_refused(alice: Any, client_for: Callable[[Any], Any]
     response = client_for(alice).post(URL, {"query": "port", "user": "alice"}, content_type="application/json")
 
     assert response.status_code == 422
+
+
+def test_search_is_documented_in_openapi(client: Any, db: Any) -> None:
+    paths = client.get("/api/v1/openapi.json").json()["paths"]
+
+    assert {"get", "post"} <= set(paths["/api/v1/search"])
