@@ -6,7 +6,7 @@ import os
 import sys
 
 # Commands spelled with hyphens on the command line live in modules spelled with underscores.
-ALIASES = {"mcp-config": "mcp_config", "backfill-embeddings": "backfill_embeddings"}
+ALIASES = {"mcp-config": "mcp_config", "backfill-embeddings": "backfill_embeddings", "backfill-slots": "backfill_slots"}
 
 
 def main() -> None:
