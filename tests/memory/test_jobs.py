@@ -6,12 +6,13 @@ from __future__ import annotations
 import importlib
 import json
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from io import StringIO
 from typing import Any
 from unittest import mock
 
 import pytest
+import time_machine
 from django.core.management import call_command
 from django.db import connection
 from django.test import override_settings
@@ -423,6 +424,20 @@ def test_beat_schedule_is_installed_in_django_celery_beat(db: Any) -> None:
     assert distill.task == "memory.distill"
     assert json.loads(distill.kwargs) == {"mode": "setting"}
     assert all(t.enabled for t in rows.values())
+
+
+def test_beat_database_scheduler_reads_the_schedule(db: Any) -> None:
+    from django.apps import apps as django_apps
+    from django_celery_beat.schedulers import DatabaseScheduler
+
+    from config.celery import app
+
+    importlib.import_module("memory.migrations.0003_periodic_jobs").install(django_apps, None)
+    # The scheduler loads crontab entries only within ±2 hours of their hour; look at 03:30 UTC.
+    with time_machine.travel(datetime(2026, 12, 1, 3, 30, tzinfo=UTC), tick=False):
+        schedule = DatabaseScheduler(app=app, lazy=True).all_as_schedule()
+    assert {"atrium: decay", "atrium: embedding backfill", "atrium: distillation"} <= set(schedule)
+    assert schedule["atrium: embedding backfill"].schedule.run_every.total_seconds() == 300
 
 
 def test_scheduled_tasks_are_registered_with_the_celery_app() -> None:

@@ -175,3 +175,17 @@ def test_slot_backfill_is_idempotent_and_follows_supersede_chains(palace: Palace
     assert slots_backfill() == 0
     assert OpLog.objects.filter(op="slots.backfill").count() == 1
     assert Room.objects.filter(palace=palace).count() == 2
+
+
+def test_backfill_slots_command(palace: Palace) -> None:
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    make_memory(palace, slotted=False)
+    out = StringIO()
+    call_command("backfill_slots", stdout=out)
+    assert out.getvalue().strip() == "slotted 1 memories"
+    out = StringIO()
+    call_command("backfill_slots", stdout=out)
+    assert out.getvalue().strip() == "slotted 0 memories"
