@@ -92,6 +92,7 @@ class ClientStats:
     samples: list[Sample] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     saved: list[int] = field(default_factory=list)
+    missing: int = 0  # acknowledged saves not readable afterwards
 
 
 def _free_port() -> int:
@@ -186,6 +187,7 @@ async def _client(index: int, url: str, token: str, stop_at: float, stats: Clien
         Client(streamable_http_client(url, http_client=http), mode="auto") as client,
     ):
         n = 0
+        args: dict[str, Any]
         while time.perf_counter() < stop_at:
             n += 1
             if n % 2:
@@ -217,7 +219,7 @@ async def _client(index: int, url: str, token: str, stop_at: float, stats: Clien
             missing += len((result.structured_content or {}).get("notFound", [])) if not result.is_error else 16
         if missing:
             stats.errors.append(f"{missing} acknowledged save(s) not readable afterwards")
-        stats.missing = missing  # type: ignore[attr-defined]
+        stats.missing = missing
 
 
 async def _drive(url: str, tokens: list[str], clients: int, seconds: float) -> tuple[list[ClientStats], float]:
@@ -245,7 +247,7 @@ def measure(*, url: str, tokens: list[str], clients: int, seconds: float) -> dic
         }
     errors = [e for c in stats for e in c.errors]
     acknowledged = sum(len(set(c.saved)) for c in stats)
-    missing = sum(getattr(c, "missing", 0) for c in stats)
+    missing = sum(c.missing for c in stats)
     return {
         "clients": clients,
         "seconds": seconds,

@@ -32,7 +32,15 @@ def token_scopes() -> frozenset[str]:
 
 
 def load_caller(token_id: int) -> Caller:
-    """The caller for a verified token id (sync: runs on the ORM thread)."""
+    """The caller for a verified token id (sync: runs on the ORM thread).
+
+    The row the verifier loaded for this very request is reused; otherwise it is loaded (and checked) again.
+    """
+    from api.mcp.server import verified_token
+
+    row = verified_token.get()
+    if row is not None and row.pk == token_id:
+        return Caller(user=row.user, token=row)
     row = ApiToken.objects.select_related("user").filter(pk=token_id).first()
     if row is None or not row.is_usable(timezone.now()) or not row.user.is_active:
         raise Unauthenticated("this token is no longer valid; create a new one with `atrium token create`")

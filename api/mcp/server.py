@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -18,6 +19,13 @@ from pydantic import AnyHttpUrl
 
 from api.tokens import token_verify
 
+if TYPE_CHECKING:
+    from api.models import ApiToken
+
+# The token row the verifier loaded for this request (with its user), so a tool need not load it again. Set in the
+# request's own context by the SDK's auth middleware; tool handlers run under a snapshot of that context.
+verified_token: ContextVar[ApiToken | None] = ContextVar("atrium_verified_token", default=None)
+
 INSTRUCTIONS = (
     "Atrium is your long-term memory, organised as a memory palace. Search before you answer from memory; save "
     "durable facts, preferences, decisions, episodes and skills; correct with memory_update rather than saving a "
@@ -30,6 +38,7 @@ class DjangoTokenVerifier(TokenVerifier):
 
     async def verify_token(self, token: str) -> AccessToken | None:
         row = await sync_to_async(token_verify)(token)
+        verified_token.set(row)
         if row is None:
             return None
         return AccessToken(
