@@ -248,7 +248,7 @@ ATRIUM_LLM_MODEL = env("ATRIUM_LLM_MODEL")
 
 # Write-pipeline dispositions, calibrated for multilingual-e5-small (its cosines run high; see README).
 ATRIUM_MERGE_SIMILARITY = env_float("ATRIUM_MERGE_SIMILARITY", 0.97, low=0.0, high=1.0)
-ATRIUM_CONTRADICTION_SIMILARITY = env_float("ATRIUM_CONTRADICTION_SIMILARITY", 0.93, low=0.0, high=1.0)
+ATRIUM_CONTRADICTION_SIMILARITY = env_float("ATRIUM_CONTRADICTION_SIMILARITY", 0.95, low=0.0, high=1.0)
 
 # Retrieval boosts (0 disables) and their window.
 ATRIUM_RECENCY_WEIGHT = env_float("ATRIUM_RECENCY_WEIGHT", 0.2, low=0.0)

@@ -117,7 +117,7 @@ def test_merge_answers_200_and_drop_stores_nothing(alice: Any, api_for: Callable
 def test_defer_reports_the_candidate(alice: Any, api_for: Callable[..., Api]) -> None:
     api = api_for(alice)
     _, first = api.post(URL, {"content": "The API server listens on port 8000.", "placard": "API port"})
-    status, second = api.post(URL, {"content": "The API server listens on port 8001."})
+    status, second = api.post(URL, {"content": "The API server listens on port 8001.", "placard": "API port"})
     assert status == 201 and second["disposition"] == "defer"
     assert second["contradicts"] == [first["memory"]["id"]] and "API port" in second["hint"]
 

@@ -150,7 +150,7 @@ def test_a_forgotten_memory_is_not_a_merge_target(save: Save) -> None:
 
 def test_suspected_contradiction_is_saved_with_a_pending_edge_and_a_hint(save: Save) -> None:
     first = save("The API server listens on port 8000.", placard="API port")
-    second = save("The API server listens on port 8001.")
+    second = save("The API server listens on port 8001.", placard="API port")
     assert first.memory is not None and second.memory is not None
     assert second.disposition == "defer"
     assert second.contradicts == [first.memory.pk]
