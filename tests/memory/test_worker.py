@@ -27,7 +27,7 @@ from palace.models import OpLog, Palace
 from tests.keeping import make_memory
 
 BOUND_S = 60  # for the tasks, once the worker answers
-STARTUP_S = 60  # a worker boots in ~5 s on an idle machine, but took 24–36 s at load average 8–10
+STARTUP_S = 60  # measured 24–36 s to answer a ping at load average 8–10 (Django + Celery imports)
 
 
 def _database_url() -> str:
