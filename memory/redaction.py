@@ -302,13 +302,26 @@ def redact(text: str) -> RedactionResult:
     """
     found: set[str] = set()
     for rule in _RULES:
-
-        def substitute(match: re.Match[str], rule: _Rule = rule) -> str:
-            replaced = rule.replace(match)
-            if replaced is None:
-                return match.group(0)
-            found.add(rule.kind)
-            return replaced
-
-        text = rule.pattern.sub(substitute, text)
+        text = _apply(rule, text, found)
     return RedactionResult(text=text, types=tuple(sorted(found)))
+
+
+def _apply(rule: _Rule, text: str, found: set[str]) -> str:
+    """Apply one rule. A match the rule declines (``note: token=…`` matched with the harmless key ``note``) must
+    not hide a secret inside it, so scanning resumes one character later instead of after the whole match."""
+    pieces: list[str] = []
+    kept = scan = 0
+    while scan <= len(text):
+        match = rule.pattern.search(text, scan)
+        if match is None:
+            break
+        replaced = rule.replace(match)
+        if replaced is None:
+            scan = match.start() + 1
+            continue
+        found.add(rule.kind)
+        pieces += [text[kept : match.start()], replaced]
+        kept = match.end()
+        scan = match.end() if match.end() > match.start() else match.end() + 1
+    pieces.append(text[kept:])
+    return "".join(pieces)

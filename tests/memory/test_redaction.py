@@ -280,3 +280,17 @@ def test_strip_protocol_tags_defangs_deep_nesting_without_leaving_a_tag(depth: i
     assert "‹atrium_memory_context>" in stripped
     assert not _has_protocol_tag(stripped.replace("‹", ""))  # positive control: the defanged tag is still there
     assert strip_protocol_tags(stripped).count("<atrium_memory_context") == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("note: token=abcDEF123456789", "note: token=[REDACTED:password]"),
+        ("deploy box: password=Hunter2Secret!", "deploy box: password=[REDACTED:password]"),
+        ("host: db1, user: app, password: s3cretPass", "host: db1, user: app, password: [REDACTED:password]"),
+    ],
+)
+def test_a_harmless_assignment_before_a_secret_does_not_hide_it(text: str, expected: str) -> None:
+    result = redact(text)
+    assert result.text == expected
+    assert result.types == ("password",)
