@@ -6,13 +6,21 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-INTERNAL = {"ATRIUM_EMBEDDED_POSTGRES", "ATRIUM_EMBEDDED_REDIS", "XDG_RUNTIME_DIR", "DJANGO_SETTINGS_MODULE",
-            "OMP_NUM_THREADS", "PYTHONUNBUFFERED"}
+INTERNAL = {
+    "ATRIUM_EMBEDDED_POSTGRES",
+    "ATRIUM_EMBEDDED_REDIS",
+    "XDG_RUNTIME_DIR",
+    "DJANGO_SETTINGS_MODULE",
+    "OMP_NUM_THREADS",
+    "PYTHONUNBUFFERED",
+}
 
 
 def variables_read_by_code() -> set[str]:
     names: set[str] = set()
-    pattern = re.compile(r'(?:env(?:_bool|_int|_float|_list)?\(|os\.environ(?:\.get)?[\[(]|environ\.get\()"([A-Z][A-Z0-9_]+)"')
+    pattern = re.compile(
+        r'(?:env(?:_bool|_int|_float|_list)?\(|os\.environ(?:\.get)?[\[(]|environ\.get\()"([A-Z][A-Z0-9_]+)"'
+    )
     for folder in ("config", "palace", "memory", "review", "api", "panel"):
         for path in (ROOT / folder).rglob("*.py"):
             names |= set(pattern.findall(path.read_text()))
