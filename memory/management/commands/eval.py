@@ -38,6 +38,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        _require_migrated()
         ks = _parse_ks(options["k"])
         # One room opens every 9 turns; those notices would bury the report.
         logging.getLogger("palace.slots").setLevel(logging.ERROR)
@@ -67,3 +68,13 @@ class Command(BaseCommand):
             f"MRR is over the top {SEARCH_DEPTH} hits; image captions are part of each turn's content as "
             "[image: …]; speaker and session date are stored with every turn."
         )
+
+
+def _require_migrated() -> None:
+    """A database that `atrium up` (or `atrium migrate`) has never prepared gets a clear message, not a trace."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    if executor.migration_plan(executor.loader.graph.leaf_nodes()):
+        raise CommandError("the database has unapplied migrations: run `uv run atrium migrate` (atrium up does it)")
