@@ -38,7 +38,6 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        _require_migrated()
         ks = _parse_ks(options["k"])
         # One room opens every 9 turns; those notices would bury the report.
         logging.getLogger("palace.slots").setLevel(logging.ERROR)
@@ -46,6 +45,7 @@ class Command(BaseCommand):
             conversations = load_dataset(options["dataset"])
         except (OSError, DatasetError) as exc:
             raise CommandError(f"cannot read {options['dataset']}: {exc}") from exc
+        _require_migrated()
         as_json = options["json"]
         progress = None if as_json else (lambda line: self.stderr.write(f"  {line}"))
         report = evaluate_dataset(conversations=conversations, ks=ks, progress=progress)
