@@ -724,19 +724,8 @@ def memory_forget(*, memory: Memory | int, actor: Actor, reason: str = "") -> Me
         row = _locked(memory_id=_memory_id(memory), actor=actor)
         if row.status in (Memory.Status.FORGOTTEN, Memory.Status.SUPERSEDED):
             raise Conflict(f"memory #{row.pk} is already {row.status}")
-        previous = row.status
-        row.status = Memory.Status.FORGOTTEN
-        row.epitaph = reason
-        row.version += 1
-        row.save(update_fields=["status", "epitaph", "version", "updated_at"])
-        oplog_write(
-            op="memory.forget",
-            actor=actor,
-            palace=row.palace,
-            target_kind="memory",
-            target_id=row.pk,
-            reason=reason,
-            detail={"from_status": previous},
+        _status_change(
+            row=row, status=Memory.Status.FORGOTTEN, epitaph=reason, op="memory.forget", actor=actor, reason=reason
         )
     return row
 
@@ -748,21 +737,28 @@ def memory_restore(*, memory: Memory | int, actor: Actor, reason: str = "") -> M
         row = _locked(memory_id=_memory_id(memory), actor=actor)
         if row.status not in (Memory.Status.FORGOTTEN, Memory.Status.ARCHIVED):
             raise Conflict(f"memory #{row.pk} is {row.status}; only forgotten or archived memories can be restored")
-        previous = row.status
-        row.status = Memory.Status.ACTIVE
-        row.epitaph = ""
-        row.version += 1
-        row.save(update_fields=["status", "epitaph", "version", "updated_at"])
-        oplog_write(
-            op="memory.restore",
-            actor=actor,
-            palace=row.palace,
-            target_kind="memory",
-            target_id=row.pk,
-            reason=reason,
-            detail={"from_status": previous},
+        _status_change(
+            row=row, status=Memory.Status.ACTIVE, epitaph="", op="memory.restore", actor=actor, reason=reason
         )
     return row
+
+
+def _status_change(*, row: Memory, status: str, epitaph: str, op: str, actor: Actor, reason: str) -> None:
+    """Move a locked row to `status` (bumping its version) and write the op row, inside the caller's transaction."""
+    previous = row.status
+    row.status = status
+    row.epitaph = epitaph
+    row.version += 1
+    row.save(update_fields=["status", "epitaph", "version", "updated_at"])
+    oplog_write(
+        op=op,
+        actor=actor,
+        palace=row.palace,
+        target_kind="memory",
+        target_id=row.pk,
+        reason=reason,
+        detail={"from_status": previous},
+    )
 
 
 def memory_report(*, memory: Memory | int, actor: Actor, outcome: str, note: str = "") -> Memory:
