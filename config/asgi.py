@@ -1,13 +1,16 @@
 """The ASGI application: Django (http), Channels (websockets) and the MCP endpoint on one server (uvicorn).
 
 The MCP SDK's session manager needs an ASGI lifespan; uvicorn sends one, and for servers that do not the manager
-is started lazily on the first MCP request.
+is started lazily on the first MCP request. MCP requests run their ORM work on a small pool of long-lived threads
+that keep their database connections (api/mcp/workers.py) and answer with a `Server-Timing` header
+(api/mcp/timing.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import time
 from typing import Any
 
 from django.core.asgi import get_asgi_application
@@ -15,13 +18,14 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django_app = get_asgi_application()  # before anything that imports models
 
-from asgiref.sync import ThreadSensitiveContext, sync_to_async  # noqa: E402
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
-from django.db import close_old_connections  # noqa: E402
+from django.conf import settings  # noqa: E402
 
 from api.mcp.server import build_mcp_app, mcp  # noqa: E402
+from api.mcp.timing import HEADER, RequestTiming, current_timing  # noqa: E402
+from api.mcp.workers import OrmWorkers  # noqa: E402
 from panel.routing import websocket_urlpatterns  # noqa: E402
 
 mcp_app = build_mcp_app()
@@ -32,13 +36,14 @@ Scope = dict[str, Any]
 
 
 class McpLifecycle:
-    """Runs `mcp.session_manager.run()` for the life of the process (once per event loop)."""
+    """Runs `mcp.session_manager.run()` and the MCP ORM threads for the life of the process (once per event loop)."""
 
     def __init__(self) -> None:
         self._started_loop: asyncio.AbstractEventLoop | None = None
         self._lock: asyncio.Lock | None = None
         self._stop: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
+        self.workers: OrmWorkers | None = None
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -49,6 +54,9 @@ class McpLifecycle:
         async with self._lock:
             if self._started_loop is loop:
                 return
+            # A new event loop (tests run one per test): the previous loop's threads end with their connections.
+            self.close_workers()
+            self.open_workers()
             ready = asyncio.Event()
             self._stop = asyncio.Event()
             stop = self._stop
@@ -70,6 +78,17 @@ class McpLifecycle:
             await self._task
             self._task = None
             self._started_loop = None
+        self.close_workers()
+
+    def open_workers(self) -> OrmWorkers:
+        self.workers = OrmWorkers(size=settings.ATRIUM_MCP_THREADS, max_age=settings.ATRIUM_MCP_DB_CONN_MAX_AGE)
+        return self.workers
+
+    def close_workers(self) -> None:
+        """End the ORM threads, closing their database connections (blocks until they are closed)."""
+        if self.workers is not None:
+            self.workers.close()
+            self.workers = None
 
 
 def build_mcp_app_for_loop() -> None:
@@ -81,16 +100,29 @@ lifecycle = McpLifecycle()
 
 
 async def _mcp(scope: Scope, receive: Any, send: Any) -> None:
+    timing = RequestTiming(started=time.perf_counter())
+    reset = current_timing.set(timing)
+    try:
+        await _mcp_timed(timing, scope, receive, send)
+    finally:
+        current_timing.reset(reset)
+
+
+async def _mcp_timed(timing: RequestTiming, scope: Scope, receive: Any, send: Any) -> None:
     await lifecycle.start()
+    workers = lifecycle.workers or lifecycle.open_workers()
     scope = dict(scope, path="/mcp", raw_path=b"/mcp")
-    # Django's request signals never fire on this path: give each request its own ORM thread (else all MCP ORM
-    # work shares one) and close its connection afterwards on that same thread.
-    async with ThreadSensitiveContext():
-        await sync_to_async(close_old_connections)()
-        try:
-            await mcp_app(scope, receive, send)
-        finally:
-            await sync_to_async(close_old_connections)()
+
+    async def send_timed(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            message = dict(message, headers=[*message.get("headers", []), (HEADER, timing.header())])
+        await send(message)
+
+    # Django's request signals never fire on this path: the request holds one ORM thread for its whole life (else
+    # all MCP ORM work shares one thread), whose connection is checked before and after it (api/mcp/workers.py).
+    async with workers.request() as wait_ms:
+        timing.wait_ms = wait_ms
+        await mcp_app(scope, receive, send_timed)
 
 
 async def application(scope: Scope, receive: Any, send: Any) -> None:

@@ -271,6 +271,9 @@ if ATRIUM_DISTILL_MODE not in {"suggest", "apply"}:
 # Limits on what one request may carry.
 ATRIUM_MAX_CONTENT_CHARS = env_int("ATRIUM_MAX_CONTENT_CHARS", 20000, minimum=100)
 ATRIUM_MCP_MAX_BODY_BYTES = env_int("ATRIUM_MCP_MAX_BODY_BYTES", 1_000_000, minimum=1024)
+# The MCP endpoint's ORM threads (api/mcp/workers.py): how many, and how long each keeps its database connection.
+ATRIUM_MCP_THREADS = env_int("ATRIUM_MCP_THREADS", 8, minimum=1)
+ATRIUM_MCP_DB_CONN_MAX_AGE = env_int("ATRIUM_MCP_DB_CONN_MAX_AGE", 300, minimum=0)
 
 LOGGING = {
     "version": 1,

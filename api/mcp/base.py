@@ -8,8 +8,9 @@ A tool body is a plain sync function `body(caller, **arguments) -> (output model
 4. domain errors become `ToolError`s — an `isError` result with a message that says what to do; anything else
    is logged here and reaches the client as the SDK's generic "Error executing tool <name>", never a traceback;
 5. the result carries the text rendering (what the model reads), `structuredContent` (validated against the
-   tool's outputSchema by the SDK), and in `_meta` the milliseconds the service call took, so a benchmark can
-   tell the cost of the protocol from the cost of the work.
+   tool's outputSchema by the SDK), and in `_meta` the milliseconds the service call took; the same time goes into
+   the response's `Server-Timing` header (api/mcp/timing.py), so a benchmark can tell the cost of the protocol from
+   the cost of the work.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 
 from api.auth import Caller
 from api.mcp.context import current_token_id, load_caller
+from api.mcp.timing import current_timing
 from palace.errors import AtriumError, Conflict, InvalidInput, NotFound, PermissionDenied
 
 log = logging.getLogger("atrium.mcp")
@@ -52,8 +54,15 @@ def _invoke(body: Body, token_id: int, write: bool, arguments: dict[str, Any]) -
     if write:
         caller.require_write()
     started = time.perf_counter()
-    out, text = body(caller, **arguments)
-    return out, text, (time.perf_counter() - started) * 1000
+    try:
+        out, text = body(caller, **arguments)
+    finally:
+        service_ms = (time.perf_counter() - started) * 1000
+        timing = current_timing.get()
+        if timing is not None:  # the request's Server-Timing (api/mcp/timing.py)
+            timing.service_ms += service_ms
+            timing.tool_calls += 1
+    return out, text, service_ms
 
 
 async def run_tool(name: str, body: Body, *, write: bool, **arguments: Any) -> CallToolResult:

@@ -3,13 +3,22 @@
 1. Without `--url`, start a real server: `atrium up --no-worker` on a free port in a temporary ATRIUM_HOME, and
    create one user and write token per client there (`atrium shell`). With `--url`, use that server and the
    tokens given with `--token` (repeatable; clients share them round-robin).
-2. C clients (the official `mcp.Client`, protocol 2026-07-28, each its own HTTP connection pool) call
+2. C clients (the official `mcp.Client`, protocol 2026-07-28, each its own HTTP connection pool) first warm up
+   (one save and one search each, untimed: the client's tool listing, the embedder, first imports), then call
    `memory_save` and `memory_search` alternately for S seconds, each save a distinct sentence.
 3. Report throughput, p50/p95 latency per tool, errors (tool errors and exceptions), and the overhead of a
-   tools/call beyond the service call: the client-side latency minus the service time the server measured around
-   the service itself (returned in the result's `_meta`, see api/mcp/base.py).
-4. Every acknowledged save (accept, defer or merge) is then read back with `memory_examine` by the client that
-   wrote it; the report says how many were readable.
+   tools/call beyond the service call, two ways:
+   - server-side: the response's `Server-Timing` header (api/mcp/timing.py) gives the time from the request
+     reaching the application to the response starting (`total`) and the time in the service call (`service`);
+     `total − service` is what the server spent on the protocol (also without `wait`, the time queued for an ORM
+     thread);
+   - client-side: the call's latency as the client saw it minus the same service time — this adds the HTTP round
+     trip, the client library's own work (it validates every result against the tool's outputSchema) and, with
+     more clients than cores, queueing.
+   The machine's load average before and after is part of the report: on a shared machine figures mean little
+   without it.
+4. Every acknowledged save (accept, defer or merge; warm-up saves too) is then read back with `memory_examine` by
+   the client that wrote it; the report says how many were readable.
 """
 
 from __future__ import annotations
@@ -35,6 +44,10 @@ from pathlib import Path
 from typing import Any
 
 from api.mcp.base import SERVICE_MS_META
+from api.mcp.timing import parse_server_timing
+
+WARMUP_CALLS = 2  # per client, before the timed window: one save, one search
+GOAL_OVERHEAD_MS = 10.0
 
 WORDS = [
     "deploy",
@@ -83,8 +96,11 @@ WORDS = [
 @dataclass
 class Sample:
     tool: str
-    ms: float
-    service_ms: float | None
+    ms: float  # client-observed: call_tool() from start to result
+    service_ms: float | None  # the service call, measured by the server
+    server_ms: float | None  # Server-Timing total: request reached the app -> response started
+    wait_ms: float | None  # Server-Timing wait: queued for a free ORM thread
+    auth_ms: float | None  # Server-Timing auth: bearer token verification
 
 
 @dataclass
@@ -93,6 +109,8 @@ class ClientStats:
     errors: list[str] = field(default_factory=list)
     saved: list[int] = field(default_factory=list)
     missing: int = 0  # acknowledged saves not readable afterwards
+    last_done: float = 0.0  # perf_counter when its last timed call ended
+    warmed: bool = False
 
 
 def _free_port() -> int:
@@ -175,43 +193,88 @@ def _sentence(rng: random.Random, client: int, n: int) -> str:
     return f"Bench client {client} note {n}: the {words} step was checked at {rng.randint(1000, 9999)}."
 
 
-async def _client(index: int, url: str, token: str, stop_at: float, stats: ClientStats) -> None:
+def _rpc_method(request: Any) -> str | None:
+    """The JSON-RPC method of an MCP POST (the 2026-07-28 `Mcp-Method` header, else the body)."""
+    method = request.headers.get("mcp-method")
+    if method:
+        return str(method)
+    with contextlib.suppress(Exception):
+        body = json.loads(request.content)
+        return str(body.get("method")) if isinstance(body, dict) else None
+    return None
+
+
+def _sample(tool: str, ms: float, result: Any, server_timing: str | None) -> Sample:
+    timing = parse_server_timing(server_timing)
+    service = timing.get("service")
+    if service is None:  # an older server: only the result's _meta carries the service time
+        meta = (result.meta or {}).get(SERVICE_MS_META)
+        service = float(meta) if meta is not None else None
+    return Sample(tool, ms, service, timing.get("total"), timing.get("wait"), timing.get("auth"))
+
+
+async def _client(
+    index: int, url: str, token: str, start_at: asyncio.Event, stop_at: list[float], stats: ClientStats, transport: Any
+) -> None:
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
     rng = random.Random(index)
     logging.getLogger("httpx2").setLevel(logging.WARNING)
+    seen: dict[str, str | None] = {}
+
+    async def keep_server_timing(response: Any) -> None:
+        # Each client makes one call at a time, so the last tools/call response is the one just awaited.
+        if _rpc_method(response.request) == "tools/call":
+            seen["tools/call"] = response.headers.get("server-timing")
+
     async with (
-        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(60.0)) as http,
+        httpx2.AsyncClient(
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=httpx2.Timeout(60.0),
+            transport=transport,
+            event_hooks={"response": [keep_server_timing]},
+        ) as http,
         Client(streamable_http_client(url, http_client=http), mode="auto") as client,
     ):
         n = 0
-        args: dict[str, Any]
-        while time.perf_counter() < stop_at:
-            n += 1
-            if n % 2:
-                tool, args = "memory_save", {"content": _sentence(rng, index, n), "kind": "fact"}
-            else:
-                tool, args = "memory_search", {"query": " ".join(rng.choice(WORDS) for _ in range(3)), "limit": 5}
+
+        async def call(tool: str, args: dict[str, Any], *, timed: bool) -> None:
+            seen["tools/call"] = None
             started = time.perf_counter()
             try:
                 result = await client.call_tool(tool, args)
             except Exception as exc:  # a bench counts failures; it does not stop on them
                 stats.errors.append(f"{tool}: {type(exc).__name__}: {exc}")
-                continue
+                return
             elapsed = (time.perf_counter() - started) * 1000
             if result.is_error:
                 stats.errors.append(f"{tool}: {' '.join(getattr(b, 'text', '') for b in result.content)[:200]}")
-                continue
-            meta = result.meta or {}
-            service = meta.get(SERVICE_MS_META)
-            stats.samples.append(Sample(tool, elapsed, float(service) if service is not None else None))
+                return
+            if timed:
+                stats.samples.append(_sample(tool, elapsed, result, seen.get("tools/call")))
             if tool == "memory_save":
                 item = (result.structured_content or {})["items"][0]
                 if item["disposition"] != "drop":
                     stats.saved.append(item["mergedInto"] or item["id"])
-        # Read back every acknowledged save through the same door.
+
+        def next_call() -> tuple[str, dict[str, Any]]:
+            nonlocal n
+            n += 1
+            if n % 2:
+                return "memory_save", {"content": _sentence(rng, index, n), "kind": "fact"}
+            return "memory_search", {"query": " ".join(rng.choice(WORDS) for _ in range(3)), "limit": 5}
+
+        # Warm-up, not timed: the tool listing the client validates results against, the embedder, first imports.
+        for _ in range(WARMUP_CALLS):
+            await call(*next_call(), timed=False)
+        stats.warmed = True
+        await start_at.wait()
+        while time.perf_counter() < stop_at[0]:
+            await call(*next_call(), timed=True)
+        stats.last_done = time.perf_counter()
+        # Read back every acknowledged save (warm-up saves included) through the same door.
         missing = 0
         ids = sorted(set(stats.saved))
         for start in range(0, len(ids), 16):
@@ -222,45 +285,115 @@ async def _client(index: int, url: str, token: str, stop_at: float, stats: Clien
         stats.missing = missing
 
 
-async def _drive(url: str, tokens: list[str], clients: int, seconds: float) -> tuple[list[ClientStats], float]:
+async def _drive(
+    url: str, tokens: list[str], clients: int, seconds: float, transport: Any = None
+) -> tuple[list[ClientStats], float]:
     stats = [ClientStats() for _ in range(clients)]
+    start_at = asyncio.Event()
+    stop_at = [0.0]
+    tasks = [
+        asyncio.create_task(_client(i, url, tokens[i % len(tokens)], start_at, stop_at, stats[i], transport))
+        for i in range(clients)
+    ]
+
+    # The timed window opens when every client has warmed up (or failed).
+    while not all(c.warmed or t.done() for c, t in zip(stats, tasks, strict=True)):
+        await asyncio.sleep(0.01)
     started = time.perf_counter()
-    stop_at = started + seconds
-    await asyncio.gather(*(_client(i, url, tokens[i % len(tokens)], stop_at, stats[i]) for i in range(clients)))
-    return stats, max(seconds, time.perf_counter() - started)
+    stop_at[0] = started + seconds
+    start_at.set()
+    outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+    for client, outcome in zip(stats, outcomes, strict=True):
+        if isinstance(outcome, BaseException):
+            client.errors.append(f"client failed: {type(outcome).__name__}: {outcome}")
+    ended = max([c.last_done for c in stats if c.last_done] or [time.perf_counter()])
+    return stats, max(ended - started, 1e-9)
 
 
-def measure(*, url: str, tokens: list[str], clients: int, seconds: float) -> dict[str, Any]:
-    stats, _ = asyncio.run(_drive(url, tokens, clients, seconds))
+def _figures(values: list[float]) -> dict[str, float | None]:
+    return {"p50_ms": _percentile(values, 0.5), "p95_ms": _percentile(values, 0.95)}
+
+
+def _overheads(samples: list[Sample]) -> dict[str, Any]:
+    timed = [s for s in samples if s.service_ms is not None]
+    served = [s for s in timed if s.server_ms is not None]
+    return {
+        # The server's own clock: request reached the app -> response started, minus the service call.
+        "server": _figures([s.server_ms - s.service_ms for s in served]),  # type: ignore[operator]
+        # The same without the wait for a free ORM thread (queueing behind other requests).
+        "server_excluding_wait": _figures(
+            [s.server_ms - s.service_ms - (s.wait_ms or 0.0) for s in served]  # type: ignore[operator]
+        ),
+        # The client's clock: call_tool() latency minus the service call (HTTP, client and server protocol work,
+        # and any queueing in the server's event loop, its ORM threads or the CPU).
+        "client": _figures([s.ms - s.service_ms for s in timed]),  # type: ignore[operator]
+        "wait": _figures([s.wait_ms for s in served if s.wait_ms is not None]),
+        "auth": _figures([s.auth_ms for s in served if s.auth_ms is not None]),
+    }
+
+
+def measure(*, url: str, tokens: list[str], clients: int, seconds: float, transport: Any = None) -> dict[str, Any]:
+    load_before = _loadavg()
+    stats, window = asyncio.run(_drive(url, tokens, clients, seconds, transport))
+    load_after = _loadavg()
     samples = [s for c in stats for s in c.samples]
     per_tool: dict[str, Any] = {}
     for tool in ("memory_save", "memory_search"):
         mine = [s for s in samples if s.tool == tool]
-        overhead = [s.ms - s.service_ms for s in mine if s.service_ms is not None]
+        services = [s.service_ms for s in mine if s.service_ms is not None]
         per_tool[tool] = {
             "calls": len(mine),
             "p50_ms": _percentile([s.ms for s in mine], 0.5),
             "p95_ms": _percentile([s.ms for s in mine], 0.95),
-            "service_p50_ms": _percentile([s.service_ms for s in mine if s.service_ms is not None], 0.5),
-            "overhead_p50_ms": _percentile(overhead, 0.5),
-            "overhead_p95_ms": _percentile(overhead, 0.95),
+            "service_p50_ms": _percentile(services, 0.5),
+            "service_p95_ms": _percentile(services, 0.95),
+            "overhead": _overheads(mine),
         }
     errors = [e for c in stats for e in c.errors]
     acknowledged = sum(len(set(c.saved)) for c in stats)
     missing = sum(c.missing for c in stats)
+    overhead = _overheads(samples)
+    cores = os.cpu_count() or 1
+    server_p50 = overhead["server"]["p50_ms"]
     return {
         "clients": clients,
         "seconds": seconds,
+        "window_s": round(window, 2),
         "url": url,
+        "cores": cores,
+        "load_average": {"before": load_before, "after": load_after},
+        "queueing": (
+            "none expected (1 client: one request at a time)"
+            if clients == 1
+            else f"included: {clients} clients on {cores} cores; client-side overhead and the server's wait "
+            "contain time spent queued behind other requests"
+        ),
         "calls": len(samples),
-        "throughput_per_s": round(len(samples) / seconds, 1),
+        "throughput_per_s": round(len(samples) / window, 1),
         "errors": len(errors),
         "error_examples": errors[:5],
+        "overhead": overhead,
         "tools": per_tool,
         "saves_acknowledged": acknowledged,
         "saves_readable": acknowledged - missing,
-        "overhead_note": "client-side tools/call latency minus the service time measured in the server",
+        "goal": {
+            "server_overhead_p50_ms_at_most": GOAL_OVERHEAD_MS,
+            "server_overhead_met": server_p50 is not None and server_p50 <= GOAL_OVERHEAD_MS,
+            "zero_errors": not errors,
+            "all_saves_readable": missing == 0,
+        },
+        "overhead_note": (
+            "overhead = time beyond the service call. server: the server's Server-Timing total (request reached "
+            "the app -> response started) minus its service time; client: call_tool() latency minus the same "
+            "service time (adds HTTP, the client library's own work and any queueing)"
+        ),
     }
+
+
+def _loadavg() -> list[float] | None:
+    with contextlib.suppress(OSError, AttributeError):
+        return [round(x, 2) for x in os.getloadavg()]
+    return None
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -314,18 +447,39 @@ def _json_dumps(report: dict[str, Any]) -> str:
     return json.dumps(report, indent=2)
 
 
+def _fig(figures: dict[str, Any]) -> str:
+    return f"p50 {figures['p50_ms']} ms, p95 {figures['p95_ms']} ms"
+
+
 def _human(report: dict[str, Any]) -> str:
+    overhead = report["overhead"]
+    goal = report["goal"]
     lines = [
         f"MCP bench: {report['clients']} clients × {report['seconds']:g} s against {report['url']}",
         f"  server: {report['server']}",
-        f"  calls: {report['calls']}  throughput: {report['throughput_per_s']}/s  errors: {report['errors']}",
+        f"  machine: {report['cores']} cores, load average {report['load_average']['before']} before, "
+        f"{report['load_average']['after']} after",
+        f"  queueing: {report['queueing']}",
+        f"  calls: {report['calls']} in {report['window_s']} s  throughput: {report['throughput_per_s']}/s  "
+        f"errors: {report['errors']}",
+        "  tools/call overhead beyond the service call (all tools):",
+        f"    server-side (Server-Timing total − service): {_fig(overhead['server'])}",
+        f"    server-side without the wait for an ORM thread: {_fig(overhead['server_excluding_wait'])}",
+        f"    client-side (call_tool latency − service): {_fig(overhead['client'])}",
+        f"    of which waiting for an ORM thread: {_fig(overhead['wait'])}; token check: {_fig(overhead['auth'])}",
     ]
     for tool, figures in report["tools"].items():
         lines.append(
-            f"  {tool}: n={figures['calls']} p50 {figures['p50_ms']} ms, p95 {figures['p95_ms']} ms; service p50 "
-            f"{figures['service_p50_ms']} ms; tools/call overhead p50 {figures['overhead_p50_ms']} ms, "
-            f"p95 {figures['overhead_p95_ms']} ms"
+            f"  {tool}: n={figures['calls']} latency p50 {figures['p50_ms']} ms, p95 {figures['p95_ms']} ms; "
+            f"service p50 {figures['service_p50_ms']} ms, p95 {figures['service_p95_ms']} ms; overhead server "
+            f"{_fig(figures['overhead']['server'])}, client {_fig(figures['overhead']['client'])}"
         )
     lines.append(f"  acknowledged saves readable afterwards: {report['saves_readable']}/{report['saves_acknowledged']}")
+    lines.append(
+        f"  goal: server-side overhead p50 ≤ {goal['server_overhead_p50_ms_at_most']:g} ms "
+        f"{'met' if goal['server_overhead_met'] else 'NOT met'}; errors "
+        f"{'0' if goal['zero_errors'] else 'NOT 0'}; "
+        f"saves readable {'all' if goal['all_saves_readable'] else 'NOT all'}"
+    )
     lines += [f"  error: {e}" for e in report["error_examples"]]
     return "\n".join(lines) + "\n"

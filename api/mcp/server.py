@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, Server
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl
 
+from api.mcp.timing import current_timing
 from api.tokens import token_verify
 
 if TYPE_CHECKING:
@@ -37,7 +39,11 @@ class DjangoTokenVerifier(TokenVerifier):
     """Bearer token = an ApiToken (the same hashed lookup the REST API uses)."""
 
     async def verify_token(self, token: str) -> AccessToken | None:
+        started = time.perf_counter()
         row = await sync_to_async(token_verify)(token)
+        timing = current_timing.get()
+        if timing is not None:  # the request's Server-Timing (api/mcp/timing.py)
+            timing.auth_ms += (time.perf_counter() - started) * 1000
         verified_token.set(row)
         if row is None:
             return None

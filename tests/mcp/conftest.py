@@ -85,6 +85,16 @@ def mcp_db(transactional_db: Any) -> None:
     """The server answers on other threads: they must see committed rows."""
 
 
+@pytest.fixture(autouse=True)
+def _close_mcp_threads() -> Any:
+    """The MCP ORM threads keep their database connections between requests; end them after each test so the test
+    database can be flushed and dropped."""
+    yield
+    from config.asgi import lifecycle
+
+    lifecycle.close_workers()
+
+
 @pytest.fixture
 def tokens(mcp_db: None, alice: Any, charlie: Any, token_for: Callable[..., str]) -> dict[str, str]:
     return {
