@@ -68,6 +68,10 @@ class HitOut(Schema):
 class SearchOut(Schema):
     mode: str
     degraded: list[str]
+    common_words: list[str] = Field(
+        description="query words (stemmed) too common to bring keyword matches on their own; they still count in "
+        "the rank of memories found by the other words"
+    )
     batch: str | None
     palaces: list[int]
     hits: list[HitOut]
@@ -126,6 +130,7 @@ def _out(result: SearchResult) -> dict[str, Any]:
     return {
         "mode": result.mode,
         "degraded": result.degraded,
+        "common_words": result.common_words,
         "batch": result.batch,
         "palaces": result.palace_ids,
         "hits": hits,

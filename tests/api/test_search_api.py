@@ -67,7 +67,7 @@ def test_get_returns_header_and_labelled_hits(
 
     assert response.status_code == 200
     body = response.json()
-    assert body["mode"] == "hybrid" and body["degraded"] == []
+    assert body["mode"] == "hybrid" and body["degraded"] == [] and body["common_words"] == []
     assert body["batch"].startswith("b_")
     top = body["hits"][0]
     assert top["memory"]["id"] == shared.pk

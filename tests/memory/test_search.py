@@ -346,6 +346,71 @@ def test_bad_input_is_refused(alice: Any, notes: dict[str, Memory], kwargs: dict
     assert AccessRecord.objects.count() == 0
 
 
+@pytest.fixture
+def word_statistics() -> Iterator[Any]:
+    """A function that refreshes the word statistics (ANALYZE inside the test's transaction, and no cached copy);
+    the cache is dropped again afterwards."""
+    from django.db import connection
+
+    import memory.search as search_module
+
+    def refresh() -> None:
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE memory_memory")
+        search_module._lexeme_stats_cache.clear()
+
+    yield refresh
+    search_module._lexeme_stats_cache.clear()
+
+
+def _lexical_ids(result: Any) -> set[int]:
+    return {h.memory.pk for h in result.hits if "lex" in h.ranks}
+
+
+def test_a_common_word_brings_no_lexical_candidates_alone_but_still_counts_in_the_rank(
+    alice: Any, alice_palace: Palace, word_statistics: Any, monkeypatch: Any
+) -> None:
+    import memory.search as search_module
+
+    plain = [remember(alice_palace, f"Coffee note {i}: the machine on floor {i}", embed=False) for i in range(6)]
+    both = remember(alice_palace, "Coffee from the espresso bar downstairs", embed=False)
+    rare_only = remember(alice_palace, "The espresso bar closes at five", embed=False)
+    word_statistics()
+
+    # Positive control: with the default threshold nothing here is common, every coffee note is a candidate.
+    result = memory_search(user=alice, query="coffee espresso", limit=20, reinforce=False, register_batch=False)
+    assert result.common_words == []
+    assert _lexical_ids(result) >= {m.pk for m in plain} | {both.pk, rare_only.pk}
+
+    monkeypatch.setattr(search_module, "LEX_COMMON_ROWS", 3)  # "coffe" is in 7 of 8 rows
+    result = memory_search(user=alice, query="coffee espresso", limit=20, reinforce=False, register_batch=False)
+    assert result.common_words == ["coffe"]
+    assert _lexical_ids(result) == {both.pk, rare_only.pk}
+    lexical = [h.memory.pk for h in result.hits if "lex" in h.ranks]
+    assert lexical[0] == both.pk, "the common word still adds to the rank of a memory found by the rare one"
+
+
+def test_a_query_of_common_words_only_asks_for_all_of_them(
+    alice: Any, alice_palace: Palace, word_statistics: Any, monkeypatch: Any, embedder_down: None
+) -> None:
+    import memory.search as search_module
+
+    for i in range(4):
+        remember(alice_palace, f"Morning standup {i}", embed=False)
+        remember(alice_palace, f"Coffee break {i}", embed=False)
+    together = remember(alice_palace, "Morning coffee with the team", embed=False)
+    word_statistics()
+    monkeypatch.setattr(search_module, "LEX_COMMON_ROWS", 3)
+
+    result = memory_search(user=alice, query="coffee morning", reinforce=False, register_batch=False)
+
+    assert sorted(result.common_words) == ["coffe", "morn"]
+    assert [h.memory.pk for h in result.hits] == [together.pk]
+    # Control: one common word alone is still searched on its own.
+    single = memory_search(user=alice, query="morning", reinforce=False, register_batch=False)
+    assert len(single.hits) == 5
+
+
 def test_search_cost_does_not_grow_with_the_number_of_hits(
     alice: Any, alice_palace: Palace, notes: dict[str, Memory]
 ) -> None:
