@@ -1,10 +1,22 @@
-"""The Today health ring: the honest health report drawn as ring segments. Unknown stays unknown (grey)."""
+"""The Today health ring: the honest health report drawn as ring segments. Unknown stays unknown (grey).
+
+The report waits up to a second for Celery workers to answer a ping, and a sync view that waits blocks the ASGI
+server's sync thread for everyone. So the ring shows the latest measurement (at most FRESH_SECONDS old, its time
+in the tooltip) and measures again in a background thread when that one is stale; before the first measurement
+the ring is grey ("measuring") and polls until it arrives.
+"""
 
 from __future__ import annotations
 
 import math
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+from django.core.cache import cache
+from django.db import connections
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
@@ -19,6 +31,13 @@ PARTS: dict[str, Promise] = {
     "memories": _("embeddings"),
 }
 RADIUS = 22
+FRESH_SECONDS = 30
+KEEP_SECONDS = 3600  # an older measurement is not shown at all
+CACHE_KEY = "atrium:panel:health"
+LOCK_KEY = "atrium:panel:health:measuring"
+# Tests measure in the request (deterministic); a server measures in the background.
+MEASURE_IN_BACKGROUND = True
+
 CIRCUMFERENCE = 2 * math.pi * RADIUS
 
 
@@ -38,6 +57,7 @@ class Ring:
     segments: list[Segment]
     ok: int
     reason: str = ""
+    measured_at: float | None = None  # epoch seconds; None while the first measurement runs
 
 
 def _state(part: dict[str, object]) -> tuple[str, str]:
@@ -48,11 +68,43 @@ def _state(part: dict[str, object]) -> tuple[str, str]:
     return ("ok" if ok is True else "bad" if ok is False else "unknown"), reason
 
 
-def health_ring() -> Ring:
+def measure() -> dict[str, Any]:
+    """Run the health report now and keep it for the next renders."""
     try:
         report = sources.health_report()
     except Exception as exc:  # the ring must render even when the report itself fails
-        return Ring(status="unknown", segments=[], ok=0, reason=f"{type(exc).__name__}: {exc}"[:200])
+        report = {"status": "unknown", "error": f"{type(exc).__name__}: {exc}"[:200]}
+    found = {"at": time.time(), "report": report}
+    cache.set(CACHE_KEY, found, KEEP_SECONDS)
+    return found
+
+
+def _in_background() -> None:
+    try:
+        measure()
+    finally:
+        cache.delete(LOCK_KEY)
+        connections.close_all()  # this thread's own connections
+
+
+def _start(target: Callable[[], None]) -> None:
+    threading.Thread(target=target, name="atrium-health", daemon=True).start()
+
+
+def health_ring() -> Ring:
+    found = cache.get(CACHE_KEY)
+    if not MEASURE_IN_BACKGROUND:
+        found = measure()
+    elif (found is None or time.time() - found["at"] > FRESH_SECONDS) and cache.add(LOCK_KEY, 1, 60):
+        _start(_in_background)  # the lock: one measurement at a time
+    if found is None:
+        return Ring(status="measuring", segments=[], ok=0)
+    return _ring(found["report"], measured_at=found["at"])
+
+
+def _ring(report: dict[str, Any], *, measured_at: float) -> Ring:
+    if "error" in report:
+        return Ring(status="unknown", segments=[], ok=0, reason=report["error"], measured_at=measured_at)
     step = CIRCUMFERENCE / len(PARTS)
     segments = []
     for i, (key, label) in enumerate(PARTS.items()):
@@ -60,5 +112,8 @@ def health_ring() -> Ring:
         state, reason = _state(part) if isinstance(part, dict) else ("unknown", str(_("not reported")))
         segments.append(Segment(key, str(label), state, reason, dash=step - 2, offset=-i * step))
     return Ring(
-        status=str(report.get("status", "unknown")), segments=segments, ok=sum(s.state == "ok" for s in segments)
+        status=str(report.get("status", "unknown")),
+        segments=segments,
+        ok=sum(s.state == "ok" for s in segments),
+        measured_at=measured_at,
     )

@@ -17,7 +17,7 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from memory.models import Edge, Memory
-from palace.models import OpLog, Room
+from palace.models import OpLog, Room, TourStop
 from panel import labels
 
 PAGE_SIZE = 50
@@ -448,26 +448,39 @@ def room_memories(*, room: Room, limit: int = 30) -> list[Memory]:
 @dataclass
 class Stretch:
     """Today's stretch of the fixed tour route: a few consecutive active stops, a different stretch each day so
-    the whole palace is walked over time."""
+    the whole palace is walked over time. `first`/`last` are route positions (tour-stop numbers), `total` the
+    stops on the route."""
 
     palace_id: int
-    stops: list[Memory]
-    first: int  # 1-based position of the first stop among the route's active stops
+    stops: Sequence[Memory]  # each with `seq`, its position on the route
     total: int
 
     @property
+    def first(self) -> int:
+        return getattr(self.stops[0], "seq", 0) if self.stops else 0
+
+    @property
     def last(self) -> int:
-        return self.first + len(self.stops) - 1
+        return getattr(self.stops[-1], "seq", 0) if self.stops else 0
 
 
 def tour_stretch(*, palace_id: int, today: date, length: int = 7) -> Stretch:
-    active = memory_base(palace_ids=[palace_id]).filter(status="active", slot__tour_stop__isnull=False)
-    total = active.count()
+    """Walk the route index from today's starting stop: a count of the route's stops and two bounded reads,
+    whatever the size of the palace. Stops whose slot holds no active memory are skipped; near the end of the
+    route the stretch ends at the last active stops."""
+    total = TourStop.objects.filter(palace_id=palace_id).count()
     if total == 0:
-        return Stretch(palace_id=palace_id, stops=[], first=0, total=0)
-    offset = (today.toordinal() * length) % (total - length + 1) if total > length else 0  # always a full stretch
-    stops = list(active.order_by("slot__tour_stop__seq", "id")[offset : offset + length])
-    return Stretch(palace_id=palace_id, stops=stops, first=offset + 1, total=total)
+        return Stretch(palace_id=palace_id, stops=[], total=0)
+    start = (today.toordinal() * length) % (total - length + 1) + 1 if total > length else 1
+    active = (
+        memory_base(palace_ids=[palace_id])
+        .filter(status="active", slot__tour_stop__palace_id=palace_id)
+        .annotate(seq=F("slot__tour_stop__seq"))
+    )
+    stops = list(active.filter(seq__gte=start).order_by("seq", "id")[:length])
+    if len(stops) < length:
+        stops = list(reversed(active.order_by("-seq", "-id")[:length]))
+    return Stretch(palace_id=palace_id, stops=stops, total=total)
 
 
 def last_op_id(*, palace_id: int) -> int:

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import functools
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
 
 from django import template
-from django.urls import reverse
 from django.utils import timezone
+from django.utils.safestring import SafeString
 
-from panel import labels
+from panel import labels, rows
 
 register = template.Library()
 
@@ -76,6 +76,16 @@ def days_ago(moment: Any) -> int:
     return max(0, (timezone.now() - moment).days)
 
 
+@register.filter
+def as_list(value: Any) -> list[Any]:
+    return [value]
+
+
+@register.filter
+def from_epoch(seconds: float) -> Any:
+    return datetime.fromtimestamp(seconds, tz=UTC)
+
+
 @register.simple_tag(takes_context=True)
 def query_with(context: Any, **changes: Any) -> str:
     """The current query string with some parameters changed (None or "" removes one)."""
@@ -111,19 +121,27 @@ def coord_label(coordinate: str) -> str:
     return f"{labels.room_label(room)}#{number}" if sep else str(coordinate or "")
 
 
-_PLACEHOLDER = 987654321
-
-
-@functools.cache
-def _url_pattern(name: str) -> str:
-    return reverse(name, args=[_PLACEHOLDER])
-
-
 @register.filter
 def url_for(pk: Any, name: str) -> str:
-    """`{{ m.pk|url_for:"memory" }}`: reverse() once per URL name, then substitute the id (rows render hundreds of
-    links; a full reverse per link was most of a list page's render time)."""
-    return _url_pattern(name).replace(str(_PLACEHOLDER), str(int(pk)))
+    """`{{ m.pk|url_for:"memory" }}`: reverse() once per URL name, then substitute the id."""
+    return rows.url_for(pk, name)
+
+
+@register.simple_tag(takes_context=True)
+def memory_rows(context: Any, memories: Any) -> SafeString:
+    return rows.memory_rows(
+        memories, scope=context["scope"], hits=context.get("hits") or {}, request=context["request"]
+    )
+
+
+@register.simple_tag(takes_context=True)
+def log_rows(context: Any, entries: Any, fresh: bool = False) -> SafeString:
+    return rows.log_rows(entries, scope=context["scope"], fresh=fresh)
+
+
+@register.simple_tag
+def corridor_svg(graph: Any) -> SafeString:
+    return rows.corridor_svg(graph)
 
 
 @register.filter

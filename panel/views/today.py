@@ -25,7 +25,7 @@ from panel.scope import Scope, scope_for
 GRADES = {"remembered": 5, "hazy": 3, "forgot": 1}
 PARTS = ("tour", "rooms", "refurb")
 PART_CACHE_SECONDS = 600
-REFURB_SCAN = 1_000_000  # all low placards, so clarity counts every one; the page shows the worst few
+REFURB_SHOWN = 12  # the worst few; clarity counts every low placard (RefurbList.low)
 
 
 @require_GET
@@ -116,7 +116,8 @@ def _part(scope: Scope, part: str) -> dict[str, Any]:
             today = timezone.localdate()
             return {"tours": [(p, reads.tour_stretch(palace_id=p.pk, today=today)) for p in scope.palaces]}
         refurbs = [
-            (p, _per_palace(p, part, lambda p: sources.refurb_list(palace=p, limit=REFURB_SCAN))) for p in scope.palaces
+            (p, _per_palace(p, part, lambda p: sources.refurb_list(palace=p, limit=REFURB_SHOWN)))
+            for p in scope.palaces
         ]
         return {"refurbs": refurbs, "clarity": clarity(refurbs)}
     except sources.Unavailable as exc:
@@ -130,5 +131,5 @@ def clarity(refurbs: list[tuple[Any, Any]]) -> float | None:
     if not scanned:
         return None
     placarded = sum(r.placarded for r in scanned)
-    low = sum(len(r.items) for r in scanned)
+    low = sum(r.low for r in scanned)
     return (placarded - low) / placarded

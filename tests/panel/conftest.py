@@ -64,3 +64,11 @@ def make_memory(db: Any, system: Actor) -> Callable[..., Memory]:
 @pytest.fixture
 def personal(alice: Any) -> Palace:
     return Palace.objects.get(personal_owner=alice)
+
+
+@pytest.fixture(autouse=True)
+def health_measured_in_the_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Measure health in the request, so a page test sees a real report (a server measures in the background)."""
+    from panel import health
+
+    monkeypatch.setattr(health, "MEASURE_IN_BACKGROUND", False)

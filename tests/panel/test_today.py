@@ -83,3 +83,30 @@ def test_without_htmx_the_regions_render_in_place(alice, client_for, make_memory
 def test_health_ring_reports_real_checks(alice, client_for):
     html = client_for(alice).get("/today/health/", HTTP_HX_REQUEST="true").content.decode()
     assert "<svg" in html and "checks pass" in html and "database" in html
+
+
+def test_health_ring_never_waits_for_the_report_in_a_server(alice, client_for, monkeypatch):
+    """A server shows the last measurement at once and measures again in the background when it is stale;
+    before the first one it shows a grey ring that polls."""
+    from django.core.cache import cache
+
+    from panel import health
+
+    monkeypatch.setattr(health, "MEASURE_IN_BACKGROUND", True)
+    started = []
+    monkeypatch.setattr(health, "_start", started.append)
+    cache.delete(health.CACHE_KEY)
+    cache.delete(health.LOCK_KEY)
+    client = client_for(alice)
+    first = client.get("/today/health/", HTTP_HX_REQUEST="true").content.decode()
+    assert 'hx-trigger="load delay:1s"' in first and "checks pass" not in first
+    assert started == [health._in_background]
+    health.measure()  # what the background thread runs (it also closes its own connections, not wanted here)
+    cache.delete(health.LOCK_KEY)
+    fresh = client.get("/today/health/", HTTP_HX_REQUEST="true").content.decode()
+    assert "checks pass" in fresh and "database" in fresh and "load delay" not in fresh
+    assert len(started) == 1  # fresh: nothing started again
+    stale = cache.get(health.CACHE_KEY)
+    cache.set(health.CACHE_KEY, {**stale, "at": stale["at"] - health.FRESH_SECONDS - 1})
+    assert "checks pass" in client.get("/today/health/", HTTP_HX_REQUEST="true").content.decode()
+    assert len(started) == 2  # the stale one was shown and a new measurement started
