@@ -60,6 +60,10 @@
     svg.setAttribute("data-relaxed", "1");
   }
 
+  // The live connection's state on <body data-live="open|closed"> (the browser tests wait for it, CSS may show it).
+  document.addEventListener("htmx:wsOpen", function () { document.body.setAttribute("data-live", "open"); });
+  document.addEventListener("htmx:wsClose", function () { document.body.setAttribute("data-live", "closed"); });
+
   function init(root) {
     var svg = (root || document).querySelector ? (root || document).querySelector("#corridor-svg") : null;
     if (svg && !svg.hasAttribute("data-relaxed")) relax(svg);

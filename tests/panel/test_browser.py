@@ -11,6 +11,7 @@ import time
 import urllib.request
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -191,8 +192,7 @@ def test_panel_flows_in_a_real_browser(asgi_server, browser_page, alice, project
     shot(page, "log-zh")
 
     # A REST write shows up in the open Log within a second (websocket, no reload).
-    page.wait_for_function("() => document.querySelector('[ws-connect]') && window.htmx")
-    time.sleep(0.3)  # let the websocket finish connecting
+    expect(page.locator("body[data-live=open]")).to_have_count(1)  # the websocket is connected
     raw = token_for(alice)
     body = json.dumps(
         {
@@ -213,6 +213,24 @@ def test_panel_flows_in_a_real_browser(asgi_server, browser_page, alice, project
     expect(page.locator(f"#log-rows .logrow[id='op-{_op_of(saved['memory']['id'])}']")).to_be_visible(timeout=1500)
     assert time.monotonic() - started < 2.0
     shot(page, "log-live")
+
+    # An MCP write (the official client over HTTP, as an agent makes it) shows up live too: in the open Log as a
+    # new row, and on Today in the memory count — without a reload.
+    page.evaluate("() => { window.noReload = true }")
+    saved_id, written = mcp_save(f"{base}/mcp", raw, "The on-call rota changes every second Monday")
+    expect(page.locator(f"#log-rows .logrow[id='op-{_op_of(saved_id)}']")).to_be_visible(timeout=2000)
+    assert time.monotonic() - written < 2.5
+    assert page.evaluate("() => window.noReload === true")
+    shot(page, "log-live-mcp")
+    page.goto(f"{base}/today/")
+    expect(page.locator("a.lazy")).to_have_count(0)
+    expect(page.locator("body[data-live=open]")).to_have_count(1)
+    before = int(page.locator("#stat-memories").inner_text())
+    page.evaluate("() => { window.noReload = true }")
+    mcp_save(f"{base}/mcp", raw, "Backups are tested on the first Friday of each month")
+    expect(page.locator("#stat-memories")).to_have_text(str(before + 1), timeout=2000)
+    assert page.evaluate("() => window.noReload === true")
+    shot(page, "today-live-mcp")
 
     # The other views, in Chinese.
     for name, url in [("corridor", "/corridor/"), ("episodes", "/episodes/"), ("today-zh", "/today/")]:
@@ -236,6 +254,43 @@ def test_panel_flows_in_a_real_browser(asgi_server, browser_page, alice, project
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(f"{base}/palace/")
     shot(page, "palace-phone")
+
+
+def mcp_save(url: str, token: str, content: str) -> tuple[int, float]:
+    """memory_save through the official MCP client over real HTTP with a bearer token; returns the new memory's id
+    and the moment the call returned. It runs on a thread of its own: Playwright's sync API owns this one's loop."""
+    import asyncio
+
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    out: dict[str, Any] = {}
+
+    async def save() -> None:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,  # type: ignore[arg-type]
+        ):
+            out["result"] = await client.call_tool("memory_save", {"content": content, "kind": "fact"})
+        out["at"] = time.monotonic()
+
+    def run() -> None:
+        try:
+            asyncio.run(save())
+        except BaseException as exc:  # re-raised in the test's thread
+            out["error"] = exc
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(60)
+    if "error" in out:
+        raise out["error"]
+    result = out["result"]
+    assert not result.is_error, result
+    item = result.structured_content["items"][0]
+    assert item["disposition"] == "accept", item
+    return int(item["id"]), out["at"]
 
 
 def _op_of(memory_id: int) -> int:
