@@ -135,6 +135,8 @@ DETAIL_LABELS: dict[str, Promise] = {
     "repetitions": _("repetitions"),
     "due_at": _("next due"),
     "from_status": _("was"),
+    "version": _("version"),
+    "from_version": _("from version"),
     "memory_ids": _("memories"),
     "name": _("name"),
 }
@@ -201,6 +203,8 @@ def detail_pairs(detail: object) -> list[tuple[str, str]]:
             shown = kind_label(value)
         elif key == "disposition" and isinstance(value, str):
             shown = str(DISPOSITION_LABELS.get(value, value))
+        elif key in ("from_status", "status") and isinstance(value, str):
+            shown = status_label(value)
         elif key == "source" and isinstance(value, str):
             shown = str(SOURCE_LABELS.get(value, value))
         elif key == "slot" and isinstance(value, str) and "#" in value:

@@ -87,3 +87,26 @@ def test_log_query_count_does_not_grow_with_rows(rows, alice, personal, client_f
     # session, user, scope memberships, due count (3), rows, week counts
     with django_assert_num_queries(8):
         client.get("/log/")
+
+
+def test_correction_and_restore_details_read_in_chinese(alice, client_for, personal, system):
+    with transaction.atomic():
+        oplog_write(
+            op="memory.update",
+            actor=system,
+            palace=personal,
+            target_kind="memory",
+            target_id=7,
+            detail={"from_version": 1, "version": 2},
+        )
+        oplog_write(
+            op="memory.restore",
+            actor=system,
+            palace=personal,
+            target_kind="memory",
+            target_id=7,
+            detail={"from_status": "forgotten"},
+        )
+    html = client_for(alice).get("/log/", HTTP_ACCEPT_LANGUAGE="zh-CN").content.decode()
+    assert "<em>原版本</em> 1" in html and "<em>版本</em> 2" in html
+    assert "<em>原状态</em> 已遗忘" in html and "forgotten" not in html
