@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import InterfaceError, OperationalError, connections
 from mcp.server import MCPServer
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken, TokenVerifier
@@ -35,12 +36,25 @@ INSTRUCTIONS = (
 )
 
 
+def _token_verify_first_query(raw: str) -> ApiToken | None:
+    """`token_verify`, the first query of every MCP request, on the request's ORM thread. That thread keeps its
+    connection between requests without Django's per-request health check (api/mcp/workers.py), so a connection the
+    server dropped meanwhile (restart, idle timeout) fails here first: close it and run the (read-only, idempotent)
+    check once more on a new one."""
+    try:
+        return token_verify(raw)
+    except (OperationalError, InterfaceError):
+        for conn in connections.all(initialized_only=True):
+            conn.close()
+        return token_verify(raw)
+
+
 class DjangoTokenVerifier(TokenVerifier):
     """Bearer token = an ApiToken (the same hashed lookup the REST API uses)."""
 
     async def verify_token(self, token: str) -> AccessToken | None:
         started = time.perf_counter()
-        row = await sync_to_async(token_verify)(token)
+        row = await sync_to_async(_token_verify_first_query)(token)
         timing = current_timing.get()
         if timing is not None:  # the request's Server-Timing (api/mcp/timing.py)
             timing.auth_ms += (time.perf_counter() - started) * 1000

@@ -10,8 +10,9 @@ could never outlive its request and every MCP request paid for a new PostgreSQL 
 - the thread keeps its connection between requests for `ATRIUM_MCP_DB_CONN_MAX_AGE` seconds (0 = a new connection
   per request). Before a request's first query and after its last, the connection is checked as Django does at the
   start and end of a request (`close_old_connections`: closed when past its age, when autocommit was left off, or
-  when an error made it unusable; otherwise health-checked on its next use) — queued on the thread itself, so the
-  request does not wait for an extra hop;
+  when an error made it unusable) — queued on the thread itself, so the request does not wait for an extra hop.
+  Django's health check (one more round trip per request) is replaced by retrying the request's first query, the
+  token check, once on a new connection;
 - at most `ATRIUM_MCP_THREADS` threads, and so connections; a request beyond that waits for a free thread, first
   come first served (the wait is reported in the `Server-Timing` header as `wait`);
 - `close()` closes every thread's connection on its own thread and ends the threads.
@@ -36,11 +37,14 @@ log = logging.getLogger("atrium.mcp")
 
 
 def _init_thread(max_age: int) -> None:
-    """Runs once on a new ORM thread: its connections live `max_age` seconds (only this thread's copy of the
-    settings changes; Django's own request threads keep ATRIUM_DB_CONN_MAX_AGE)."""
+    """Runs once on a new ORM thread: its connections live `max_age` seconds, without Django's health check (a
+    `SELECT 1` round trip before each request's first query). Instead the first query of every MCP request, the
+    token check, is retried once on a new connection when the kept one turned out to be dead
+    (api/mcp/server.py). Only this thread's copy of the settings changes; Django's own request threads keep theirs.
+    """
     for alias in connections:
         conn = connections[alias]
-        conn.settings_dict = {**conn.settings_dict, "CONN_MAX_AGE": max_age}
+        conn.settings_dict = {**conn.settings_dict, "CONN_MAX_AGE": max_age, "CONN_HEALTH_CHECKS": False}
 
 
 def _check_connections() -> None:

@@ -213,3 +213,36 @@ def test_close_ends_the_threads_and_their_connections(transactional_db: Any) -> 
 
     with pytest.raises(RuntimeError, match="closed"):
         run(refused())
+
+
+def _terminate_other_backends(spare: int) -> int:
+    """What a database restart or an idle timeout does to a kept connection (on a thread of its own)."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid <> pg_backend_pid() AND pid <> %s AND backend_type = 'client backend'",
+                [spare],
+            )
+            return int(cursor.fetchone()[0])
+    finally:
+        connection.close()
+
+
+def test_a_kept_connection_the_database_dropped_is_replaced_without_an_error(
+    tokens: dict[str, str], opened: list[str], fresh_threads: None
+) -> None:
+    """No health-check round trip per request: the token check (every request's first query) retries once."""
+    test_pid = _pid()[1]  # the test's own connection survives
+
+    async def scenario() -> int:
+        async with mcp_client(tokens["alice"]) as client:
+            assert not (await client.call_tool("memory_stats", {})).is_error
+            terminated = await sync_to_async(_terminate_other_backends, thread_sensitive=False)(test_pid)
+            opened.clear()
+            for _ in range(2):
+                assert not (await client.call_tool("memory_stats", {})).is_error
+            return terminated
+
+    assert run(scenario()) >= 1
+    assert len([name for name in opened if name.startswith("atrium-mcp-orm")]) == 1
