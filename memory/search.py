@@ -214,8 +214,8 @@ def _lexeme_stats() -> _LexemeStats:
 @dataclass
 class _LexicalPlan:
     lexemes: list[str]  # every query lexeme: they all count in the rank
-    seeds: list[str]  # the lexemes whose matches are ranked
-    join: str  # " | " (any seed) or " & " (all of them: only common words in the query)
+    any_of: list[str]  # a memory holding any of these is a candidate
+    all_of: list[str]  # ... and so is one holding all of these (two or more common words)
     common: list[str]  # lexemes too common to bring candidates on their own
 
 
@@ -224,22 +224,20 @@ def _lexical_plan(query: str) -> _LexicalPlan:
 
     Ranking every memory that shares one common word with the query is what made the arm slow at 100k memories,
     and those matches carry little information (the measured BM25 recipe drops words in over 30 % of a palace).
-    So the rare words bring the candidates and every query word counts in their rank; a query of common words
-    only asks for memories holding all of them. The words treated as common are reported with the result.
+    So the candidates are the memories holding any rare word, or all the common ones (when there are two or more);
+    every query word counts in their rank. A query whose only word is common searches on it. The words treated as
+    common are reported with the result.
     """
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT tsvector_to_array(to_tsvector('{TS_CONFIG}'::regconfig, %s))",
-            [query_text(query)],
-        )
+        cursor.execute(f"SELECT tsvector_to_array(to_tsvector('{TS_CONFIG}'::regconfig, %s))", [query_text(query)])
         row = cursor.fetchone()
     lexemes = sorted(str(x) for x in ((row[0] if row else None) or []))
     stats = _lexeme_stats()
     common = [lx for lx in lexemes if stats.share.get(lx, 0.0) * stats.rows > LEX_COMMON_ROWS]
     rare = [lx for lx in lexemes if lx not in common]
-    if rare or len(common) < 2:  # one common word alone is its own seed
-        return _LexicalPlan(lexemes=lexemes, seeds=rare or common, join=" | ", common=common)
-    return _LexicalPlan(lexemes=lexemes, seeds=common, join=" & ", common=common)
+    if len(common) == 1 and not rare:
+        return _LexicalPlan(lexemes=lexemes, any_of=common, all_of=[], common=common)
+    return _LexicalPlan(lexemes=lexemes, any_of=rare, all_of=common if len(common) > 1 else [], common=common)
 
 
 def _tsquery_sql(join: str) -> str:
@@ -247,21 +245,28 @@ def _tsquery_sql(join: str) -> str:
     return f"(SELECT string_agg(quote_literal(x), '{join}')::tsquery FROM unnest(%s::text[]) AS x)"  # noqa: S608 - join is " | " or " & "
 
 
+# The candidates' tsquery: (any_of OR'd) || (all_of AND'd), either side possibly NULL.
+_SEEDS_SQL = (
+    "(SELECT CASE WHEN a IS NULL THEN b WHEN b IS NULL THEN a ELSE a || b END"  # noqa: S608 - constants only
+    f" FROM (SELECT {_tsquery_sql(' | ')} AS a, {_tsquery_sql(' & ')} AS b) AS seeds)"
+)
+
+
 def _arms(*, plan: _LexicalPlan, vector: Any | None, where: str, params: list[Any]) -> dict[str, list[_Row]]:
     """Both arms in one round trip: a UNION ALL of the lexical and (when there is a vector) the semantic query.
 
-    The lexical half ranks (ts_rank over every query lexeme) at most LEX_SCAN_CAP of the rows matching the plan's
-    seeds. The semantic half needs `hnsw.iterative_scan` and `hnsw.ef_search` for its transaction only: the
-    settings go first in the same multi-statement string, which PostgreSQL runs as one (implicit) transaction.
+    The lexical half ranks (ts_rank over every query lexeme) at most LEX_SCAN_CAP of the plan's candidates.
+    The semantic half needs `hnsw.iterative_scan` and `hnsw.ef_search` for its transaction only: the settings go
+    first in the same multi-statement string, which PostgreSQL runs as one (implicit) transaction.
     """
     lexical = (
         f"(SELECT 'lex' AS arm, {_COLUMNS},"  # noqa: S608 - constants and placeholders only
         f" ts_rank('{TS_WEIGHTS}'::float4[], m.search_vector, {_tsquery_sql(' | ')}) AS score"
-        f" FROM (SELECT m.* FROM memory_memory m WHERE {where} AND m.search_vector @@ {_tsquery_sql(plan.join)}"
+        f" FROM (SELECT m.* FROM memory_memory m WHERE {where} AND m.search_vector @@ {_SEEDS_SQL}"
         "  LIMIT %s) AS m"
         " ORDER BY score DESC, m.id DESC LIMIT %s)"
     )
-    args: list[Any] = [plan.lexemes, *params, plan.seeds, LEX_SCAN_CAP, ARM_DEPTH]
+    args: list[Any] = [plan.lexemes, *params, plan.any_of, plan.all_of, LEX_SCAN_CAP, ARM_DEPTH]
     sql = lexical
     if vector is not None:
         literal = "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"

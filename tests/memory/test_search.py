@@ -409,6 +409,10 @@ def test_a_query_of_common_words_only_asks_for_all_of_them(
     # Control: one common word alone is still searched on its own.
     single = memory_search(user=alice, query="morning", reinforce=False, register_batch=False)
     assert len(single.hits) == 5
+    # With a rare word beside them, a memory holding all the common words stays a candidate too.
+    rare = remember(alice_palace, "The kettle broke", embed=False)
+    mixed = memory_search(user=alice, query="coffee morning kettle", reinforce=False, register_batch=False)
+    assert {h.memory.pk for h in mixed.hits} == {together.pk, rare.pk}
 
 
 def test_search_cost_does_not_grow_with_the_number_of_hits(
