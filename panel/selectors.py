@@ -478,7 +478,7 @@ def tour_stretch(*, palace_id: int, today: date, length: int = 7) -> Stretch:
         .annotate(seq=F("slot__tour_stop__seq"))
     )
     stops = list(active.filter(seq__gte=start).order_by("seq", "id")[:length])
-    if len(stops) < length:
+    if len(stops) < length and start > 1:
         stops = list(reversed(active.order_by("-seq", "-id")[:length]))
     return Stretch(palace_id=palace_id, stops=stops, total=total)
 

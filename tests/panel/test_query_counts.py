@@ -1,0 +1,96 @@
+"""Every list view and list region costs a fixed number of queries, whatever the number of rows (pinned at two
+sizes). Today's cached regions are counted cold (the first render after a write)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.core.cache import cache
+from django.utils import timezone
+
+from memory.models import Edge, Memory
+from palace.models import Room
+
+# Queries per view: 3 for the frame (session, user, the scope's memberships); a full page adds the due badge (3);
+# a memory or room by id adds its palace check (2 or 3).
+PINNED = {
+    "/today/": 12,  # frame + badge + summary (3) + due queue (3)
+    "/today/?part=tour": 5,  # frame + route length + today's stretch
+    "/today/?part=rooms": 7,  # frame + palace version + rooms, active counts, latest placards
+    "/today/?part=refurb": 7,  # frame + palace version + active count, placards, the worst few
+    "/palace/?sort=route": 4,  # frame + one page of rows
+    "/palace/?kind=fact&status=all": 4,
+    "/palace/?room=": 5,  # + the room
+    "/palace/?due=1": 6,  # + the due queue (2)
+    "/corridor/": 9,  # frame + badge + room count, rooms, room-to-room edges
+    "/corridor/room/": 7,
+    "/corridor/m/": 10,  # + one edge query per hop (3) and the memories reached
+    "/log/?category=writes": 5,  # frame + rows + week counts
+    "/episodes/": 8,  # frame + badge + session heads + their entries
+    "/episodes/m/nearby/": 7,
+}
+
+
+@pytest.fixture
+def filled(make_memory, personal):
+    def fill(n: int) -> dict[str, int]:
+        start = timezone.now() - timedelta(hours=5)
+        made = []
+        for i in range(n):
+            kind = ("fact", "decision", "episode")[i % 3]
+            made.append(
+                make_memory(
+                    personal,
+                    f"memory {i} about the deploy",
+                    kind=kind,
+                    placard=f"deploy {i % 4}",
+                    session=f"s-{i % 2}" if kind == "episode" else "",
+                    occurred_at=start + timedelta(minutes=5 * i),
+                )
+            )
+        for a, b in zip(made, made[1:], strict=False):
+            Edge.objects.create(palace=personal, from_memory=a, to_memory=b, kind="related")
+        Memory.objects.filter(pk__in=[m.pk for m in made[::2]]).update(review_enrolled=True)
+        episode = next(m for m in made if m.kind == "episode")
+        return {
+            "memory": made[len(made) // 2].pk,
+            "episode": episode.pk,
+            "room": Room.objects.filter(palace=personal).first().pk,
+        }
+
+    return fill
+
+
+def urls(ids: dict[str, int]) -> list[tuple[str, str, bool]]:
+    """(pinned key, url, htmx?) for every list view and region."""
+    return [
+        ("/today/", "/today/", False),
+        ("/today/?part=tour", "/today/?part=tour", True),
+        ("/today/?part=rooms", "/today/?part=rooms", True),
+        ("/today/?part=refurb", "/today/?part=refurb", True),
+        ("/palace/?sort=route", "/palace/?sort=route", True),
+        ("/palace/?kind=fact&status=all", "/palace/?kind=fact&status=all", True),
+        ("/palace/?room=", f"/palace/?room={ids['room']}", True),
+        ("/palace/?due=1", "/palace/?due=1", True),
+        ("/corridor/", "/corridor/", False),
+        ("/corridor/room/", f"/corridor/room/{ids['room']}/", True),
+        ("/corridor/m/", f"/corridor/m/{ids['memory']}/neighbours/?hops=3", True),
+        ("/log/?category=writes", "/log/?category=writes", True),
+        ("/episodes/", "/episodes/", False),
+        ("/episodes/m/nearby/", f"/episodes/{ids['episode']}/nearby/", True),
+    ]
+
+
+@pytest.mark.parametrize("n", [9, 30])
+def test_list_views_cost_the_same_number_of_queries_at_any_size(
+    n, alice, client_for, filled, django_assert_num_queries
+):
+    ids = filled(n)
+    client = client_for(alice)
+    for key, url, htmx in urls(ids):
+        headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+        client.get(url, **headers)  # warm the process caches (content types, translations, URL patterns)
+        cache.clear()  # Today's regions cold, as after a write
+        with django_assert_num_queries(PINNED[key]):
+            assert client.get(url, **headers).status_code == 200, url
