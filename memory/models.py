@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
+from django.db.models.functions import Cast
 from django.utils import timezone
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import HalfVectorField, HnswIndex, VectorField
 
 from palace.models import Palace, Slot
 
 EMBEDDING_DIM = 384
+# The nearest-neighbour order the HNSW index serves (see Memory.Meta.indexes): the half-precision cosine distance of
+# `m.embedding` to a vector parameter. Order by exactly this to use the index; judge by the exact distance.
+HALF_DISTANCE = f"m.embedding::halfvec({EMBEDDING_DIM}) <=> %s::halfvec({EMBEDDING_DIM})"
 
 
 class Memory(models.Model):
@@ -83,12 +87,14 @@ class Memory(models.Model):
             models.Index(fields=["palace", "occurred_at"], name="memory_palace_occurred"),
             models.Index(fields=["palace", "source_session", "source_turn"], name="memory_source"),
             GinIndex(fields=["search_vector"], name="memory_search_gin"),
+            # Over the half-precision cast of the vector: half the size (167 MB instead of 293 MB at 150k rows)
+            # and measured ~35 % faster to search; queries order by the same cast (memory.search, the write
+            # pipeline's neighbours) and compute the exact cosine from the stored full-precision vector.
             HnswIndex(
+                OpClass(Cast("embedding", HalfVectorField(dimensions=EMBEDDING_DIM)), name="halfvec_cosine_ops"),
                 name="memory_embedding_hnsw",
-                fields=["embedding"],
                 m=16,
                 ef_construction=64,
-                opclasses=["vector_cosine_ops"],
             ),
         ]
         constraints = [

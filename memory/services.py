@@ -13,11 +13,10 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
-from pgvector.django import CosineDistance
 
 from memory import dispositions
 from memory.embeddings import EmbedderUnavailable, embed_passages, embedder_model_name
-from memory.models import Edge, Memory
+from memory.models import HALF_DISTANCE, Edge, Memory
 from memory.redaction import redact, strip_protocol_tags
 from memory.searchtext import build_embedding_text, build_search_text
 from memory.textproc import is_low_entropy, truncate_to_chars
@@ -215,16 +214,23 @@ def _derived_texts(p: _Prepared, context: str) -> tuple[str, str]:
 
 
 def _neighbours(*, palace: Palace, vector: list[float]) -> list[dispositions.Neighbour]:
-    """The nearest active memories in the same palace (must run inside the save transaction)."""
+    """The nearest active memories in the same palace (must run inside the save transaction).
+
+    Ordered by the half-precision distance the HNSW index is built on (memory.models), judged by the exact cosine
+    of the stored full-precision vectors: the merge and contradiction thresholds are that precise.
+    """
+    literal = "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
     with connection.cursor() as cursor:
         # pgvector >= 0.8: keep scanning the HNSW graph until enough rows pass the palace filter.
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-    rows = (
-        Memory.objects.filter(palace=palace, status=Memory.Status.ACTIVE, embedding__isnull=False)
-        .annotate(distance=CosineDistance("embedding", vector))
-        .order_by("distance")
-        .values_list("id", "kind", "content", "placard", "speaker", "distance")[:NEIGHBOURS]
-    )
+        cursor.execute(
+            "SELECT m.id, m.kind, m.content, m.placard, m.speaker, m.embedding <=> %s::vector"  # noqa: S608
+            " FROM memory_memory m WHERE m.palace_id = %s AND m.status = %s AND m.embedding IS NOT NULL"
+            f" ORDER BY {HALF_DISTANCE} LIMIT %s",
+            [literal, palace.pk, Memory.Status.ACTIVE, literal, NEIGHBOURS],
+        )
+        rows = cursor.fetchall()
+    rows.sort(key=lambda r: float(r[5]))  # relaxed_order: the index order is approximate
     return [
         dispositions.Neighbour(
             id=pk, kind=kind, content=content, placard=placard, speaker=speaker, similarity=1.0 - float(distance)

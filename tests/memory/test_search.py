@@ -399,13 +399,22 @@ def test_a_query_of_common_words_only_asks_for_all_of_them(
         remember(alice_palace, f"Morning standup {i}", embed=False)
         remember(alice_palace, f"Coffee break {i}", embed=False)
     together = remember(alice_palace, "Morning coffee with the team", embed=False)
+    for i in range(10):
+        remember(alice_palace, f"Filler note {i} about gardening", embed=False)
     word_statistics()
-    monkeypatch.setattr(search_module, "LEX_COMMON_ROWS", 3)
+    monkeypatch.setattr(search_module, "LEX_COMMON_ROWS", 3)  # "morn" and "coffe" are in 5 of 19 rows each
 
     result = memory_search(user=alice, query="coffee morning", reinforce=False, register_batch=False)
 
     assert sorted(result.common_words) == ["coffe", "morn"]
     assert [h.memory.pk for h in result.hits] == [together.pk]
+    # Words in over 30 % of the rows ("filler", "garden": 10 of 19) never bring candidates; alone and past the
+    # scan cap, the lexical arm finds nothing (the semantic arm would answer).
+    monkeypatch.setattr(search_module, "LEX_SCAN_CAP", 5)
+    stop_like = memory_search(user=alice, query="filler gardening", reinforce=False, register_batch=False)
+    assert sorted(stop_like.common_words) == ["filler", "garden"]
+    assert stop_like.hits == []
+    monkeypatch.setattr(search_module, "LEX_SCAN_CAP", 2_000)
     # Control: one common word alone is still searched on its own.
     single = memory_search(user=alice, query="morning", reinforce=False, register_batch=False)
     assert len(single.hits) == 5
