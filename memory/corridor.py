@@ -16,8 +16,9 @@ from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Value,
 
 from memory.models import Edge, Memory
 from palace.errors import InvalidInput
-from palace.models import Palace, Slot
-from palace.structure import rooms_of, tour_route
+from palace.models import Palace, Room, Slot
+from palace.slots import KIND_ORDER
+from palace.structure import tour_route
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -55,18 +56,20 @@ def room_directory(*, palace: Palace) -> list[RoomEntry]:
         .distinct("slot__room_id")
         .values_list("slot__room_id", "placard")
     )
+    # Rows as values, not Room instances (a thousand of them); the order is rooms_of's directory order.
+    rooms = (
+        Room.objects.filter(palace=palace)
+        .order_by()
+        .values("id", "name", "kind", "ordinal", "capacity")
+        .annotate(slots_used=Count("slots"))
+    )
     return [
         RoomEntry(
-            id=room.pk,
-            name=room.name,
-            kind=room.kind,
-            ordinal=room.ordinal,
-            capacity=room.capacity,
-            slots_used=room.slots_used,  # type: ignore[attr-defined]
-            active=counts.get(room.pk, 0),
-            latest_placard=latest.get(room.pk, ""),
+            **room,
+            active=counts.get(room["id"], 0),
+            latest_placard=latest.get(room["id"], ""),
         )
-        for room in rooms_of(palace=palace)
+        for room in sorted(rooms, key=lambda r: (KIND_ORDER.get(r["kind"], 99), r["ordinal"]))
     ]
 
 

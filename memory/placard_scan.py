@@ -74,33 +74,43 @@ def refurb_list(*, palace: Palace, limit: int = 100) -> RefurbList:
             placarded=active_qs.exclude(placard="").count(),
             threshold=REFURB_BELOW,
         )
+    facts = _placard_facts
     scanned = [
-        (pk, placard, room_id, *_placard_facts(placard))
+        (pk, room_id, placard, *facts(placard))
         for pk, placard, room_id in active_qs.exclude(placard="").values_list("id", "placard", "slot__room_id")
     ]
-    same = Counter(norm for _, _, _, norm, _ in scanned)
-    in_room: dict[tuple[int | None, str], list[tuple[int, str]]] = defaultdict(list)
-    for pk, placard, room_id, norm, _ in scanned:
-        in_room[(room_id, norm[:PREFIX_CHARS])].append((pk, placard))
+    same = Counter([norm for _, _, _, norm, _ in scanned])
+    in_room = Counter([(room_id, norm[:PREFIX_CHARS]) for _, room_id, _, norm, _ in scanned])
     below = round(REFURB_BELOW * 10)
-    low = []
-    for pk, _, room_id, norm, dated in scanned:
-        clash = len(in_room[(room_id, norm[:PREFIX_CHARS])]) > 1
-        points = (4 * (same[norm] == 1) + 3 * dated + 3 * (not clash)) if norm else 0
-        if points < below:
-            low.append((points, pk, room_id, norm))
+    low = [
+        (points, pk, room_id, norm)
+        for pk, room_id, _, norm, dated in scanned
+        if (
+            points := (
+                4 * (same[norm] == 1) + 3 * dated + 3 * (in_room[(room_id, norm[:PREFIX_CHARS])] == 1) if norm else 0
+            )
+        )
+        < below
+    ]
     worst = heapq.nsmallest(max(0, limit), low)
     found = (
         active_qs.select_related("slot__room")
         .only("id", "placard", "slot", "created_at")
         .in_bulk([pk for _, pk, _, _ in worst])
     )
+    # For the hints: one other placard sharing each listed memory's room and prefix.
+    clashing = {(room_id, norm[:PREFIX_CHARS]) for _, _, room_id, norm in worst}
+    others: dict[tuple[int | None, str], list[tuple[int, str]]] = defaultdict(list)
+    for pk, room_id, placard, norm, _ in scanned:
+        key = (room_id, norm[:PREFIX_CHARS])
+        if key in clashing and len(others[key]) < 2:
+            others[key].append((pk, placard))
     items = []
     for _, pk, room_id, norm in worst:
         memory = found.get(pk)
         if memory is None:  # changed between the two reads
             continue
-        neighbours = [p for other, p in in_room[(room_id, norm[:PREFIX_CHARS])] if other != pk][:1]
+        neighbours = [p for o, p in others[(room_id, norm[:PREFIX_CHARS])] if o != pk][:1]
         score = placard_score(
             placard=memory.placard,
             room=memory.slot.room.name if memory.slot is not None else "",

@@ -164,18 +164,20 @@ def test_probe(alice, client_for, personal, settings, monkeypatch):
     for url, htmx in probe_urls(client, personal):
         headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
         assert client.get(url, **headers).status_code == 200, url
-        times = []
+        times, cpu = [], []
         for _ in range(runs):
             if "part=" in url or "full=1" in url:
                 forget_parts(cache)
-            started = time.perf_counter()
+            started, started_cpu = time.perf_counter(), time.process_time()
             response = client.get(url, **headers)
             times.append((time.perf_counter() - started) * 1000)
+            cpu.append((time.process_time() - started_cpu) * 1000)
             assert response.status_code == 200, url
         print(
             f"{N} memories  {'htmx' if htmx else 'page'} {url:58s} median {statistics.median(times):7.1f} ms"
-            f"  max {max(times):7.1f} ms"
+            f"  max {max(times):7.1f} ms  (python cpu median {statistics.median(cpu):6.1f} ms)"
         )
+    print("load average", " ".join(f"{x:.2f}" for x in os.getloadavg()))
 
 
 def test_profile(alice, client_for, personal, monkeypatch):

@@ -170,3 +170,28 @@ def test_route_pages_walk_every_memory_once_in_route_order(alice, client_for, ma
         cursor = html.split("after=")[1].split('"')[0].split("&")[0]
         html = client.get(f"/palace/?sort=route&after={cursor}", HTTP_HX_REQUEST="true").content.decode()
     assert seen == [f"stop {i:02d}" for i in range(60)]
+
+
+def test_stored_text_is_escaped_in_rows_and_log(alice, client_for, make_memory, personal, system):
+    """The list rows are written in Python (panel/rows.py): every stored text must still come out escaped."""
+    from django.db import transaction
+
+    from palace.oplog import oplog_write
+
+    evil = '<script>alert("x")</script>'
+    make_memory(personal, f"content {evil}", placard=f"placard {evil}")
+    with transaction.atomic():
+        oplog_write(
+            op="memory.forget",
+            actor=system,
+            palace=personal,
+            target_kind="memory",
+            target_id=1,
+            reason=evil,
+            detail={"note": evil},
+        )
+    client = client_for(alice)
+    for url in ("/palace/", "/log/"):
+        html = client.get(url).content.decode()
+        assert "<script>alert" not in html, url
+        assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html, url
