@@ -55,11 +55,12 @@ def test_eval_on_the_tiny_dataset_gives_the_known_figures() -> None:
         Memory.objects.count(),
         OpLog.objects.count(),
     )
-    out = StringIO()
+    out, err = StringIO(), StringIO()
 
-    call_command("eval", dataset=str(TINY), k="1,3", json=True, stdout=out)
+    call_command("eval", dataset=str(TINY), k="1,3", json=True, stdout=out, stderr=err)
 
-    report = json.loads(out.getvalue())
+    report = json.loads(out.getvalue())  # stdout is the JSON object alone; progress went to stderr
+    assert "6 turns" in err.getvalue()
     assert report["headline"] == {
         "n": 4,
         "recall@1": 0.5,  # (1 + 1 + 0 + 0) / 4

@@ -47,7 +47,8 @@ class Command(BaseCommand):
             raise CommandError(f"cannot read {options['dataset']}: {exc}") from exc
         _require_migrated()
         as_json = options["json"]
-        progress = None if as_json else (lambda line: self.stderr.write(f"  {line}"))
+        # Progress goes to stderr in both modes: stdout stays one JSON object with --json.
+        progress = lambda line: self.stderr.write(f"  {line}")  # noqa: E731 - a one-line callback
         report = evaluate_dataset(conversations=conversations, ks=ks, progress=progress)
         if as_json:
             self.stdout.write(json.dumps(report.as_dict(), indent=2))
