@@ -48,6 +48,7 @@ def test_official_client_over_a_real_uvicorn_started_by_atrium_up() -> None:
             urllib.request.urlopen(request, timeout=10)
         assert refused.value.code == 401
         assert refused.value.headers["WWW-Authenticate"].startswith("Bearer")
+        assert "total;dur=" in refused.value.headers["Server-Timing"]  # through uvicorn too
 
         base = url.removesuffix("/mcp")
         hook = urllib.request.Request(f"{base}/api/v1/profile.txt", headers={"Authorization": f"Bearer {tokens[0]}"})
