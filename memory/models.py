@@ -86,6 +86,12 @@ class Memory(models.Model):
             models.Index(fields=["palace", "kind", "status"], name="memory_palace_kind"),
             models.Index(fields=["palace", "occurred_at"], name="memory_palace_occurred"),
             models.Index(fields=["palace", "source_session", "source_turn"], name="memory_source"),
+            # The review queue and the due badge (review.selectors): active memories enrolled for review.
+            models.Index(
+                fields=["palace", "created_at"],
+                name="memory_review_enrolled",
+                condition=models.Q(review_enrolled=True, status="active"),
+            ),
             GinIndex(fields=["search_vector"], name="memory_search_gin"),
             # Over the half-precision cast of the vector: half the size (167 MB instead of 293 MB at 150k rows)
             # and measured ~35 % faster to search; queries order by the same cast (memory.search, the write
