@@ -65,7 +65,9 @@ def token_verify(raw: str | None, *, now: datetime | None = None) -> ApiToken | 
     if not raw or not raw.startswith(TOKEN_PREFIX) or len(raw) > 200:
         return None
     moment = now or timezone.now()
-    token = ApiToken.objects.select_related("user").filter(key_hash=hash_token(raw)).first()
+    # key_hash is unique: a slice, not .first(), which would add an ORDER BY to compile (every MCP and REST call).
+    rows = list(ApiToken.objects.select_related("user").filter(key_hash=hash_token(raw))[:1])
+    token = rows[0] if rows else None
     if token is None or not token.is_usable(moment) or not token.user.is_active:
         return None
     if token.last_used_at is None or moment - token.last_used_at > LAST_USED_RESOLUTION:
