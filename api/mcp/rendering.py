@@ -116,6 +116,8 @@ def search_text(out: schemas.SearchOut) -> str:
     head = f'Search "{_flat(out.query)}" — mode: {out.mode}'
     if out.degraded:
         head += f" (degraded: {', '.join(out.degraded)} arm unavailable; results come from the remaining arm)"
+    if out.common_words:
+        head += f" (too common to match on their own: {', '.join(out.common_words)})"
     if not out.hits:
         return wrap_memory_context(f"{head}\nNo memory matched. Nothing here is evidence; search differently or ask.")
     lines = [head]

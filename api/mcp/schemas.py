@@ -96,6 +96,11 @@ class SearchOut(Out):
     query: str
     mode: Literal["hybrid", "lexical", "semantic", "none"]
     degraded: list[str]
+    common_words: list[str] = Field(
+        default_factory=list,
+        description="query words (stemmed) too common in this store to find keyword matches on their own; "
+        "they still rank what the other words found. Add a more specific word to search by keyword.",
+    )
     batch_id: str | None = Field(description="the evidence batch for memory_assess; null when nothing matched")
     hits: list[SearchHit]
 

@@ -187,6 +187,7 @@ def _search(
         query=query,
         mode=result.mode,  # type: ignore[arg-type]
         degraded=list(result.degraded),
+        common_words=list(result.common_words),
         batch_id=result.batch,
         hits=hits,
     )

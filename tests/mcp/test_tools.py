@@ -166,3 +166,35 @@ def test_search_with_no_match_says_so_and_registers_no_batch(tokens: dict[str, s
     assert not result.is_error
     assert result.structured_content["hits"] == [] and result.structured_content["batchId"] is None
     assert "No memory matched" in text_of(result)
+
+
+def test_search_names_the_words_too_common_to_match_on_their_own(tokens: dict[str, str], monkeypatch: Any) -> None:
+    import memory.search as search_module
+    from memory.search import SearchResult
+
+    real = search_module.memory_search
+    calls: list[list[str]] = []
+
+    def with_common_words(**kwargs: Any) -> SearchResult:
+        result = real(**kwargs)
+        result.common_words = ["coffe"]  # what the lexical plan reports when a word is common in a large store
+        calls.append(result.common_words)
+        return result
+
+    import api.mcp.tools as tools_module
+
+    async def search() -> Any:
+        async with mcp_client(tokens["alice"]) as client:
+            await client.call_tool("memory_save", {"content": "The espresso machine is on floor two", "kind": "fact"})
+            return await client.call_tool("memory_search", {"query": "coffee espresso"})
+
+    control = run(search())
+    assert control.structured_content["commonWords"] == []
+    assert "too common" not in text_of(control)
+
+    monkeypatch.setattr(tools_module, "memory_search", with_common_words)
+    found = run(search())
+
+    assert calls, "the tool went through memory_search"
+    assert found.structured_content["commonWords"] == ["coffe"]
+    assert "too common to match on their own: coffe" in text_of(found)
