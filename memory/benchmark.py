@@ -258,71 +258,73 @@ def run_search_bench(
     user, palace = _make_owner(tag)
     others = [_make_owner(f"{tag}-other{i}") for i in range(3)]
     other_rows = memories // 2
-    definition = _hnsw_definition()
-    rebuilt = memories >= REBUILD_AT and definition is not None
     try:
-        started = time.perf_counter()
-        if rebuilt:
-            say("dropping the HNSW index for the bulk load (it is rebuilt afterwards)")
-            with connection.cursor() as cursor:
-                cursor.execute("DROP INDEX memory_embedding_hnsw")
-        say(f"loading {memories} memories into the bench palace and {other_rows} into three others")
-        _load(palace_id=palace.pk, count=memories, maker=maker, centres=centres, rng=rng)
-        for _, other in others:
-            _load(palace_id=other.pk, count=other_rows // 3, maker=maker, centres=centres, rng=rng)
-    finally:
-        if rebuilt and definition is not None:
-            say("rebuilding the HNSW index")
-            with connection.cursor() as cursor:
-                cursor.execute("SET maintenance_work_mem = '1GB'")
-                cursor.execute(definition.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
-                cursor.execute("RESET maintenance_work_mem")
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE memory_memory")
-    load_seconds = time.perf_counter() - started
-
-    timed = _TimedEmbedder(inner)
-    set_embedder(timed)
-    search_ms: list[float] = []
-    embed_ms: list[float] = []
-    total_ms: list[float] = []
-    modes: dict[str, int] = {}
-    save_ms: list[float] = []
-    ingest_rate = -1.0
-    try:
-        say(f"searching ({queries} queries after 10 warm-up)")
-        for i in range(queries + 10):
-            text = maker.query()
-            started = time.perf_counter()
-            result = memory_search(user=user, query=text, limit=10)
-            elapsed = (time.perf_counter() - started) * 1000
-            if i >= 10:
-                total_ms.append(elapsed)
-                embed_ms.append(timed.last_query_ms)
-                search_ms.append(elapsed - timed.last_query_ms)
-                modes[result.mode] = modes.get(result.mode, 0) + 1
-        say(f"saving {saves} memories one by one and {batches} batches of 10")
-        from memory.services import memory_save, memory_save_batch
-
-        actor = Actor.for_user(user)
+        definition = _hnsw_definition()
+        rebuilt = memories >= REBUILD_AT and definition is not None
         try:
-            with transaction.atomic():
-                for _ in range(saves):
-                    content = maker.note()
-                    started = time.perf_counter()
-                    memory_save(palace=palace, actor=actor, content=content, kind="fact", source="import")
-                    save_ms.append((time.perf_counter() - started) * 1000)
-                items = [[{"content": maker.note(), "kind": "fact"} for _ in range(10)] for _ in range(batches)]
+            started = time.perf_counter()
+            if rebuilt:
+                say("dropping the HNSW index for the bulk load (it is rebuilt afterwards)")
+                with connection.cursor() as cursor:
+                    cursor.execute("DROP INDEX memory_embedding_hnsw")
+            say(f"loading {memories} memories into the bench palace and {other_rows} into three others")
+            _load(palace_id=palace.pk, count=memories, maker=maker, centres=centres, rng=rng)
+            for _, other in others:
+                _load(palace_id=other.pk, count=other_rows // 3, maker=maker, centres=centres, rng=rng)
+        finally:
+            if rebuilt and definition is not None:
+                say("rebuilding the HNSW index")
+                with connection.cursor() as cursor:
+                    cursor.execute("SET maintenance_work_mem = '1GB'")
+                    cursor.execute(definition.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
+                    cursor.execute("RESET maintenance_work_mem")
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE memory_memory")
+        load_seconds = time.perf_counter() - started
+
+        timed = _TimedEmbedder(inner)
+        set_embedder(timed)
+        search_ms: list[float] = []
+        embed_ms: list[float] = []
+        total_ms: list[float] = []
+        modes: dict[str, int] = {}
+        save_ms: list[float] = []
+        ingest_rate = -1.0
+        try:
+            say(f"searching ({queries} queries after 10 warm-up)")
+            for i in range(queries + 10):
+                text = maker.query()
                 started = time.perf_counter()
-                for batch in items:
-                    memory_save_batch(palace=palace, actor=actor, items=batch, source="import")
-                ingest_rate = round(10 * batches / (time.perf_counter() - started), 1)
-                raise _Rollback
-        except _Rollback:
-            pass
-        commit = _commit_ms()
+                result = memory_search(user=user, query=text, limit=10)
+                elapsed = (time.perf_counter() - started) * 1000
+                if i >= 10:
+                    total_ms.append(elapsed)
+                    embed_ms.append(timed.last_query_ms)
+                    search_ms.append(elapsed - timed.last_query_ms)
+                    modes[result.mode] = modes.get(result.mode, 0) + 1
+            say(f"saving {saves} memories one by one and {batches} batches of 10")
+            from memory.services import memory_save, memory_save_batch
+
+            actor = Actor.for_user(user)
+            try:
+                with transaction.atomic():
+                    for _ in range(saves):
+                        content = maker.note()
+                        started = time.perf_counter()
+                        memory_save(palace=palace, actor=actor, content=content, kind="fact", source="import")
+                        save_ms.append((time.perf_counter() - started) * 1000)
+                    items = [[{"content": maker.note(), "kind": "fact"} for _ in range(10)] for _ in range(batches)]
+                    started = time.perf_counter()
+                    for batch in items:
+                        memory_save_batch(palace=palace, actor=actor, items=batch, source="import")
+                    ingest_rate = round(10 * batches / (time.perf_counter() - started), 1)
+                    raise _Rollback
+            except _Rollback:
+                pass
+            commit = _commit_ms()
+        finally:
+            set_embedder(None, active=False)
     finally:
-        set_embedder(None, active=False)
         say("removing the bench palaces")
         _cleanup([palace, *(p for _, p in others)], [user, *(u for u, _ in others)])
     return BenchReport(

@@ -467,6 +467,52 @@ def test_bench_search_runs_end_to_end_and_removes_its_palaces(db: Any) -> None:
     assert Memory.objects.count() == memories
 
 
+def test_an_interrupted_bench_restores_the_index_and_removes_its_palaces(
+    transactional_db: Any, monkeypatch: Any
+) -> None:
+    """SIGTERM (as `kill` sends) unwinds like Ctrl-C: the HNSW index dropped for the bulk load comes back and the
+    bench's palaces go, even when the load is cut short."""
+    import os
+    import signal
+
+    from django.core.management import call_command
+    from django.db import connection
+
+    import memory.benchmark as bench
+
+    def index_definition() -> str | None:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'memory_embedding_hnsw'")
+            row = cursor.fetchone()
+        return None if row is None else str(row[0])
+
+    before = index_definition()
+    assert before is not None and "halfvec" in before
+    palaces = Palace.objects.count()
+    real_load = bench._load
+    loads: list[int] = []
+
+    def load_then_terminate(**kwargs: Any) -> None:
+        real_load(**kwargs)
+        loads.append(kwargs["count"])
+        assert index_definition() is None, "the index is dropped during the bulk load"
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(bench, "REBUILD_AT", 10)
+    monkeypatch.setattr(bench, "_load", load_then_terminate)
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        with pytest.raises(SystemExit) as stopped:
+            call_command("bench", "search", "--memories", "20", "--queries", "1", "--saves", "1", "--json")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+    assert stopped.value.code == 128 + signal.SIGTERM
+    assert loads == [20]
+    assert index_definition() == before
+    assert Palace.objects.count() == palaces
+
+
 def test_bench_mcp_dispatches_to_the_mcp_bench_or_says_it_is_missing(db: Any, monkeypatch: Any) -> None:
     import sys
     import types

@@ -7,6 +7,8 @@ import inspect
 import json
 import logging
 import os
+import signal
+import sys
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -45,6 +47,10 @@ class Command(BaseCommand):
             raise CommandError("--queries and --saves must be positive")
         logging.getLogger("palace.slots").setLevel(logging.ERROR)
         from memory.benchmark import run_search_bench
+
+        # A bench drops the HNSW index for its bulk load and rebuilds it, and removes its palaces, in `finally`
+        # blocks: make SIGTERM unwind like Ctrl-C so they run (a killed bench once left a database without index).
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
 
         as_json = options["json"]
         report = run_search_bench(
@@ -93,3 +99,7 @@ class Command(BaseCommand):
         result = runner(**{name: value for name, value in offered.items() if name in accepted})
         if isinstance(result, dict):
             self.stdout.write(json.dumps(result, indent=2))
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    sys.exit(128 + signum)
