@@ -36,8 +36,8 @@ def review_due_count(*, user: Any, palaces: list[Any], now: Any) -> int:
 
 def review_due_ids(*, user: Any, palaces: list[Any], now: Any) -> list[int]:
     """The due memories (the review queue's cap, 200, is the filter's cap too)."""
-    queue = service("review.selectors", "review_queue")
-    return [item.memory_id for item in queue(user=user, palace_ids=[p.pk for p in palaces], now=now, limit=200)]
+    due_ids = service("review.selectors", "review_due_ids")
+    return list(due_ids(user=user, palace_ids=[p.pk for p in palaces], now=now, limit=200))
 
 
 def memory_search(**kwargs: Any) -> Any:

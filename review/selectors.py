@@ -121,6 +121,27 @@ def _item(memory: Memory, *, card: ReviewCard | None, due_at: datetime, overdue:
     )
 
 
+def review_due_ids(
+    *, user: User, palace_ids: list[int] | None = None, now: datetime | None = None, limit: int = QUEUE_MAX
+) -> list[int]:
+    """The ids of the due memories in review_queue's order (most overdue first), without building queue items:
+    for a "due" filter. Two id-only queries."""
+    now = now or timezone.now()
+    limit = max(1, min(int(limit), QUEUE_MAX))
+    palaces = review_palace_ids(user=user, palace_ids=palace_ids)
+    if not palaces:
+        return []
+    carded = _due_cards(palaces, now).order_by("due_at", "pk").values_list("due_at", "memory_id")[:limit]
+    first_due = timedelta(days=settings.ATRIUM_REVIEW_FIRST_DUE_DAYS)
+    uncarded = [
+        (created + first_due, pk)
+        for created, pk in _due_uncarded(palaces, now)
+        .order_by("created_at", "pk")
+        .values_list("created_at", "pk")[:limit]
+    ]
+    return [pk for _, pk in sorted([*carded, *uncarded])[:limit]]
+
+
 def review_due_count(*, user: User, palace_ids: list[int] | None = None, now: datetime | None = None) -> int:
     """How many memories are due now (the Today badge and the profile's "N due" line). Two COUNT queries."""
     now = now or timezone.now()

@@ -16,7 +16,7 @@ from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from palace.models import OpLog, Palace
 from review.models import ReviewCard
-from review.selectors import review_due_count, review_queue
+from review.selectors import review_due_count, review_due_ids, review_queue
 from review.services import review_enrol, review_grade, review_reveal, review_unenrol
 from tests.keeping import T0, make_memory
 
@@ -128,6 +128,23 @@ def test_queue_and_count_are_scoped_to_readable_palaces(project: Palace, alice: 
     assert review_queue(user=charlie, now=now) == []
     with pytest.raises(NotFound):
         review_queue(user=charlie, palace_ids=[project.pk], now=now)
+
+
+def test_due_ids_follow_the_queue_order_and_scope(project: Palace, alice: Any, charlie: Any) -> None:
+    older = make_memory(project, review_enrolled=True, created_at=T0 - timedelta(days=3))
+    newer = make_memory(project, review_enrolled=True)
+    graded = make_memory(project, review_enrolled=True, created_at=T0 - timedelta(days=1))
+    review_grade(memory=graded, grade=1, actor=Actor.for_user(alice), now=T0)  # a card, due again on T0 + 1 day
+    make_memory(project, review_enrolled=True, status="forgotten")
+    now = T0 + timedelta(days=2)
+
+    queue = [item.memory_id for item in review_queue(user=alice, now=now)]
+    assert queue == [older.pk, graded.pk, newer.pk] or queue == [older.pk, newer.pk, graded.pk]
+    assert review_due_ids(user=alice, now=now) == queue
+    assert review_due_ids(user=alice, now=now, limit=1) == queue[:1]
+    assert review_due_ids(user=charlie, now=now) == []  # the outsider, beside alice's control above
+    with pytest.raises(NotFound):
+        review_due_ids(user=charlie, palace_ids=[project.pk], now=now)
 
 
 def test_superseded_or_forgotten_memories_leave_the_queue(palace: Palace, alice: Any) -> None:
