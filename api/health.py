@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import redis
 from django.apps import apps
 from django.conf import settings
 from django.db import connection
@@ -46,8 +47,6 @@ def _migrations() -> dict[str, Any]:
 
 
 def _redis() -> dict[str, Any]:
-    import redis
-
     client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=1, socket_connect_timeout=1)
     try:
         client.ping()
