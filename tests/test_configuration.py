@@ -32,3 +32,29 @@ def test_env_example_lists_every_variable() -> None:
     missing = variables_read_by_code() - documented
     assert not missing, f"add to deploy/.env.example: {sorted(missing)}"
     assert "DATABASE_URL" in documented
+
+
+def test_exited_processes_are_dropped_from_the_embedded_server_handles(tmp_path: Path) -> None:
+    """Without this, a process killed without its exit hooks kept the shared server running for ever."""
+    import json
+    import os
+    import subprocess
+
+    import psutil
+
+    from config.embedded import _prune_dead_handles
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    # The test session's own embedded server: a pid reused by one of its processes is no handle either.
+    postgres = next(p.pid for p in psutil.process_iter(["name"]) if p.info["name"] == "postgres")
+    handles = tmp_path / ".handle_pids.json"
+    handles.write_text(json.dumps([gone.pid, postgres, os.getpid()]))
+
+    _prune_dead_handles(tmp_path)
+
+    assert json.loads(handles.read_text()) == [os.getpid()]  # the living process (control) stays
+
+    handles.write_text("not json")
+    _prune_dead_handles(tmp_path)
+    assert handles.read_text() == "not json"  # unreadable: left for the package to deal with
