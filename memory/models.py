@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.contrib.postgres.search import SearchVectorField
@@ -16,6 +18,11 @@ EMBEDDING_DIM = 384
 # The nearest-neighbour order the HNSW index serves (see Memory.Meta.indexes): the half-precision cosine distance of
 # `m.embedding` to a vector parameter. Order by exactly this to use the index; judge by the exact distance.
 HALF_DISTANCE = f"m.embedding::halfvec({EMBEDDING_DIM}) <=> %s::halfvec({EMBEDDING_DIM})"
+
+
+def vector_literal(vector: Any) -> str:
+    """A vector as pgvector's text input ('[0.1,0.2,...]'), for raw SQL parameters."""
+    return "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
 
 
 class Memory(models.Model):

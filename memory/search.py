@@ -43,8 +43,8 @@ from django.db import connection
 from django.utils import timezone
 
 from memory.embeddings import EmbedderUnavailable, embed_query
-from memory.models import HALF_DISTANCE, Memory
-from memory.searchtext import TS_CONFIG, query_text
+from memory.models import HALF_DISTANCE, Memory, vector_literal
+from memory.searchtext import query_lexemes_sql, query_text
 from palace.errors import InvalidInput, NotFound
 from palace.models import Slot
 from palace.selectors import palaces_readable
@@ -148,10 +148,21 @@ def _validate(*, query: str, kind: str | None, status: str | None, limit: int) -
 
 
 def _filter_sql(
-    *, palaces: list[int], kind: str | None, room: str | None, status: str | None, as_of: datetime | None
+    *,
+    palaces: list[int],
+    kind: str | None,
+    room: str | None,
+    status: str | None,
+    as_of: datetime | None,
+    palace_index: bool = True,
 ) -> tuple[str, list[Any]]:
-    """WHERE conditions on `m` (memory_memory) and their parameters, shared by every statement."""
-    conds = ["m.palace_id = ANY(%s)"]
+    """WHERE conditions on `m` (memory_memory) and their parameters, shared by every statement.
+
+    `palace_index=False` writes the palace condition as a plain row filter (`palace_id + 0`), for the lexical arm:
+    otherwise the planner ANDs the full-text bitmap with a bitmap of every row of the palace, measured 10 ms at
+    100k memories to save nothing, since the rare words the arm searches on bound the rows it visits anyway.
+    """
+    conds = ["m.palace_id = ANY(%s)" if palace_index else "(m.palace_id + 0) = ANY(%s)"]
     params: list[Any] = [palaces]
     if status is not None:
         conds.append("m.status = %s")
@@ -240,7 +251,7 @@ def _lexical_plan(query: str) -> _LexicalPlan:
     word counts in the rank; the words treated as common are reported with the result (`common_words`).
     """
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT tsvector_to_array(to_tsvector('{TS_CONFIG}'::regconfig, %s))", [query_text(query)])
+        cursor.execute(f"SELECT {query_lexemes_sql()}", [query_text(query)])
         row = cursor.fetchone()
     lexemes = sorted(str(x) for x in ((row[0] if row else None) or []))
     stats = _lexeme_stats()
@@ -271,16 +282,9 @@ _SEEDS_SQL = (
 )
 
 
-def _no_palace_index(where: str) -> str:
-    """The filter with the palace condition as a plain row filter (`palace_id + 0`), for the lexical arm.
-
-    Otherwise the planner ANDs the full-text bitmap with a bitmap of every row of the palace: measured 10 ms at
-    100k memories to save nothing, since the rare words the arm searches on bound the rows it visits anyway.
-    """
-    return where.replace("m.palace_id = ANY(%s)", "(m.palace_id + 0) = ANY(%s)", 1)
-
-
-def _arms(*, plan: _LexicalPlan, vector: Any | None, where: str, params: list[Any]) -> dict[str, list[_Row]]:
+def _arms(
+    *, plan: _LexicalPlan, vector: Any | None, where: str, lexical_where: str, params: list[Any]
+) -> dict[str, list[_Row]]:
     """Both arms in one round trip: a UNION ALL of the lexical and (when there is a vector) the semantic query.
 
     The lexical half ranks (ts_rank over every query lexeme) at most LEX_SCAN_CAP of the plan's candidates.
@@ -290,14 +294,14 @@ def _arms(*, plan: _LexicalPlan, vector: Any | None, where: str, params: list[An
     lexical = (
         f"(SELECT 'lex' AS arm, {_COLUMNS},"  # noqa: S608 - constants and placeholders only
         f" ts_rank('{TS_WEIGHTS}'::float4[], m.search_vector, {_tsquery_sql(' | ')}) AS score"
-        f" FROM (SELECT m.* FROM memory_memory m WHERE {_no_palace_index(where)} AND m.search_vector @@ {_SEEDS_SQL}"
+        f" FROM (SELECT m.* FROM memory_memory m WHERE {lexical_where} AND m.search_vector @@ {_SEEDS_SQL}"
         "  LIMIT %s) AS m"
         " ORDER BY score DESC, m.id DESC LIMIT %s)"
     )
     args: list[Any] = [plan.lexemes, *params, plan.any_of, plan.all_of, LEX_SCAN_CAP, ARM_DEPTH]
     sql = lexical
     if vector is not None:
-        literal = "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
+        literal = vector_literal(vector)
         sql = (
             "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"  # noqa: S608 - constants only
             f" set_config('hnsw.ef_search', '{HNSW_EF_SEARCH}', true);"
@@ -549,7 +553,11 @@ def memory_search(
     except EmbedderUnavailable:
         degraded.append("semantic")
     plan = _lexical_plan(query)
-    arms = _arms(plan=plan, vector=vector, where=where, params=params)
+    # The same conditions and parameters, with the palace as a row filter (see _filter_sql).
+    lexical_where, _ = _filter_sql(
+        palaces=palaces, kind=kind, room=room, status=status, as_of=as_of, palace_index=False
+    )
+    arms = _arms(plan=plan, vector=vector, where=where, lexical_where=lexical_where, params=params)
     mode = "hybrid" if len(arms) == 2 else ("lexical" if "lex" in arms else "semantic")
 
     pool = _fuse(arms)

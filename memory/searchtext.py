@@ -106,15 +106,13 @@ def search_vector_sql(param: str = "%s") -> str:
 
 
 def query_lexemes_sql(param: str = "%s") -> str:
-    """SQL for an OR tsquery over the query's lexemes (NULL when it has none).
+    """SQL for the query's lexemes as a text[], cut and stemmed exactly like stored text.
 
-    An AND query (plainto_tsquery) starves on natural-language questions: every content word must occur in one
-    memory. OR over the lexemes lets ranking decide. ``param`` must receive :func:`query_text` output.
+    Retrieval ORs them (an AND query starves on natural-language questions: every content word must occur in one
+    memory) and decides which of them may bring candidates (memory.search). ``param`` must receive
+    :func:`query_text` output.
     """
-    return (
-        "(SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery"  # noqa: S608 - a constant config name
-        f" FROM unnest(tsvector_to_array(to_tsvector('{TS_CONFIG}'::regconfig, {param}))) AS lexeme)"
-    )
+    return f"tsvector_to_array(to_tsvector('{TS_CONFIG}'::regconfig, {param}))"
 
 
 def query_text(query: str) -> str:

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from memory import dispositions
 from memory.embeddings import EmbedderUnavailable, embed_passages, embedder_model_name
-from memory.models import HALF_DISTANCE, Edge, Memory
+from memory.models import HALF_DISTANCE, Edge, Memory, vector_literal
 from memory.redaction import redact, strip_protocol_tags
 from memory.searchtext import build_embedding_text, build_search_text
 from memory.textproc import is_low_entropy, truncate_to_chars
@@ -219,7 +219,7 @@ def _neighbours(*, palace: Palace, vector: list[float]) -> list[dispositions.Nei
     Ordered by the half-precision distance the HNSW index is built on (memory.models), judged by the exact cosine
     of the stored full-precision vectors: the merge and contradiction thresholds are that precise.
     """
-    literal = "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
+    literal = vector_literal(vector)
     with connection.cursor() as cursor:
         # pgvector >= 0.8: keep scanning the HNSW graph until enough rows pass the palace filter.
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")

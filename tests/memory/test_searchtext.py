@@ -84,7 +84,9 @@ def test_trigger_follows_updates_and_falls_back_to_content(db: Any, alice: Any) 
 
 
 def _lexemes(query: str) -> set[str]:
-    return set(_vector(f"SELECT coalesce({query_lexemes_sql()}::text, '')", query_text(query)).split(" | ")) - {""}
+    # As the lexical arm's tsquery prints them: quoted lexemes joined by " | ".
+    sql = f"SELECT coalesce((SELECT string_agg(quote_literal(x), ' | ') FROM unnest({query_lexemes_sql()}) x), '')"
+    return set(_vector(sql, query_text(query)).split(" | ")) - {""}
 
 
 def test_query_side_is_an_or_of_stemmed_lexemes(db: Any) -> None:
