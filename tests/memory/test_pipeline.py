@@ -4,6 +4,7 @@ validation, episode links, review enrolment and batches."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 from django.test import override_settings
 
 from memory import services
-from memory.embeddings import set_embedder
+from memory.embeddings import configure_openmp, set_embedder
 from memory.models import Edge, Memory
 from memory.services import SaveResult, memory_save, memory_save_batch
 from palace.actors import Actor
@@ -388,3 +389,21 @@ def test_batch_with_embedder_down_accepts_everything(
     result = memory_save_batch(palace=alice_palace, actor=alice_actor, items=items)
     assert [r.disposition for r in result.items if isinstance(r, SaveResult)] == ["accept", "accept"]
     assert all(r.degraded == ["embedder"] for r in result.items if isinstance(r, SaveResult))
+
+
+def test_openmp_defaults_fill_in_only_what_the_operator_left_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    monkeypatch.setattr("os.cpu_count", lambda: 8)
+    configure_openmp()
+    assert os.environ["OMP_NUM_THREADS"] == "2" and os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    configure_openmp()
+    assert os.environ["OMP_NUM_THREADS"] == "1" and os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
+
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    monkeypatch.setattr("os.cpu_count", lambda: 1)
+    configure_openmp()
+    assert os.environ["OMP_NUM_THREADS"] == "1"

@@ -6,16 +6,11 @@ import importlib
 import inspect
 import json
 import logging
-import os
 import signal
 import sys
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-
-# The embedder's OpenMP threads spin-wait: on a busy 2-core machine two threads made each embedding about 10x slower
-# than one. Set before the model loads (lazily, on first use); an explicit setting wins.
-os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 class Command(BaseCommand):

