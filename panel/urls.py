@@ -25,6 +25,7 @@ urlpatterns = [
     path("palace/m/<int:memory_id>/forget/", palace.memory_forget, name="memory-forget"),
     path("palace/m/<int:memory_id>/restore/", palace.memory_restore, name="memory-restore"),
     path("corridor/", corridor.corridor, name="corridor"),
+    path("corridor/rooms/", corridor.rooms, name="corridor-rooms"),
     path("corridor/room/<int:room_id>/", corridor.room, name="corridor-room"),
     path("corridor/m/<int:memory_id>/neighbours/", corridor.neighbours, name="corridor-neighbours"),
     path("corridor/bench/", corridor.bench, name="corridor-bench"),

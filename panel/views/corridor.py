@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
+from palace.errors import InvalidInput
+from palace.selectors import palace_get
+from panel import labels, sources
 from panel import selectors as reads
-from panel import sources
 from panel.access import memory_for, room_for
 from panel.frame import domain_errors, page
 from panel.scope import scope_for
@@ -25,6 +28,26 @@ def corridor(request: HttpRequest) -> HttpResponse:
     scope = scope_for(request)
     context = {"graph": reads.corridor_graph(palace_ids=scope.palace_ids), "q": ""}
     return page(request, "panel/corridor.html", context, scope=scope, nav="corridor", partial="graph")
+
+
+@require_GET
+@login_required
+@vary_on_headers("HX-Request")
+@domain_errors
+def rooms(request: HttpRequest) -> HttpResponse:
+    """The whole room directory of one palace, a kind at a time, keyset-paged (Today shows the newest few)."""
+    scope = scope_for(request)
+    wanted = reads.int_or_none(request.GET.get("palace"))
+    palace = next((p for p in scope.palaces if wanted in (None, p.pk)), None)
+    if palace is None and wanted is not None:  # a palace outside the current scope: the access function decides
+        palace = palace_get(user=request.user, palace_id=wanted)
+    kind = request.GET.get("kind") or labels.KINDS[0]
+    if palace is None or kind not in labels.KINDS:
+        raise InvalidInput(_("Choose a palace and one of the room kinds."), field="kind")
+    after = reads.int_or_none(request.GET.get("after"))
+    rows, cursor = reads.room_directory_page(palace_id=palace.pk, kind=kind, after=after)
+    context = {"palace": palace, "kind": kind, "kinds": labels.KINDS, "rows": rows, "after": after, "cursor": cursor}
+    return page(request, "panel/rooms.html", context, scope=scope, nav="corridor", partial="rows")
 
 
 @require_GET

@@ -124,6 +124,8 @@ def probe_urls(client, palace):
         (f"/palace/m/{middle.pk}/", True),
         ("/corridor/", False),
         (f"/corridor/room/{room.pk}/", True),
+        (f"/corridor/rooms/?palace={palace.pk}&kind=fact", False),
+        (f"/corridor/rooms/?palace={palace.pk}&kind=fact&after=100", True),
         (f"/corridor/m/{middle.pk}/neighbours/?hops=1", True),
         (f"/corridor/m/{middle.pk}/neighbours/?hops=3", True),
         ("/corridor/bench/?q=service+7", True),
@@ -145,12 +147,40 @@ def forget_parts(cache):
         cache._expire_info.pop(key, None)
 
 
+def write_op(palace):
+    """A write as the services make one (an op row in a transaction): every cached Today region of the palace is
+    stale after it, so the next render is the cold one a user sees after saving a memory."""
+    from django.db import transaction
+
+    from palace.actors import Actor
+    from palace.oplog import oplog_write
+
+    with transaction.atomic():
+        oplog_write(op="memory.report", actor=Actor.for_system("probe"), palace=palace, target_kind="memory")
+
+
+def cached(url):
+    return "part=" in url or "full=1" in url
+
+
+def timed(client, url, headers, runs, before=None):
+    times, cpu = [], []
+    for _ in range(runs):
+        if before is not None:
+            before()
+        started, started_cpu = time.perf_counter(), time.process_time()
+        response = client.get(url, **headers)
+        times.append((time.perf_counter() - started) * 1000)
+        cpu.append((time.process_time() - started_cpu) * 1000)
+        assert response.status_code == 200, url
+    return times, cpu
+
+
 def test_probe(alice, client_for, personal, settings, monkeypatch):
     """Median and max server time of each page and region over RUNS renders (after one warm-up render). The
-    Today regions that cache their figures until the palace's next write are timed cold (cache cleared before
-    every render: the first view after a write); health is timed as a server runs it (in the background)."""
-    from django.core.cache import cache
-
+    Today regions that cache their figures until the palace's next write are timed cold (an op row written
+    before every render: the first view after a write) and warm; health is timed as a server runs it (in the
+    background). PROBE_ONLY: comma-separated substrings, to time only the URLs containing one of them."""
     from panel import health
 
     uninstrument(monkeypatch)
@@ -160,23 +190,20 @@ def test_probe(alice, client_for, personal, settings, monkeypatch):
         cur.execute("ANALYZE")
     client = client_for(alice)
     runs = int(os.environ.get("PROBE_RUNS", "7"))
+    only = [o for o in os.environ.get("PROBE_ONLY", "").split(",") if o]
     print()
     for url, htmx in probe_urls(client, personal):
+        if only and not any(o in url for o in only):
+            continue
         headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
         assert client.get(url, **headers).status_code == 200, url
-        times, cpu = [], []
-        for _ in range(runs):
-            if "part=" in url or "full=1" in url:
-                forget_parts(cache)
-            started, started_cpu = time.perf_counter(), time.process_time()
-            response = client.get(url, **headers)
-            times.append((time.perf_counter() - started) * 1000)
-            cpu.append((time.process_time() - started_cpu) * 1000)
-            assert response.status_code == 200, url
-        print(
-            f"{N} memories  {'htmx' if htmx else 'page'} {url:58s} median {statistics.median(times):7.1f} ms"
-            f"  max {max(times):7.1f} ms  (python cpu median {statistics.median(cpu):6.1f} ms)"
-        )
+        variants = [("cold", lambda: write_op(personal)), ("warm", None)] if cached(url) else [("", None)]
+        for name, before in variants:
+            times, cpu = timed(client, url, headers, runs, before)
+            print(
+                f"{N} memories  {'htmx' if htmx else 'page'} {url:40s} {name:4s} median {statistics.median(times):7.1f}"
+                f" ms  max {max(times):7.1f} ms  (python cpu median {statistics.median(cpu):6.1f} ms)"
+            )
     print("load average", " ".join(f"{x:.2f}" for x in os.getloadavg()))
 
 
@@ -192,10 +219,13 @@ def test_profile(alice, client_for, personal, monkeypatch):
     with connection.cursor() as cur:
         cur.execute("ANALYZE")
     client = client_for(alice)
+    from django.core.cache import cache
+
     for url in os.environ.get("PROBE_URL", "/palace/").split(","):
         headers = {"HTTP_HX_REQUEST": "true"} if url.startswith("hx:") else {}
         url = url.removeprefix("hx:")
         client.get(url, **headers)
+        forget_parts(cache)
         with CaptureQueriesContext(connection) as ctx:
             client.get(url, **headers)
         print(f"==== {url}: {len(ctx.captured_queries)} queries")
@@ -205,6 +235,7 @@ def test_profile(alice, client_for, personal, monkeypatch):
                 with connection.cursor() as cur:
                     cur.execute("EXPLAIN (ANALYZE, BUFFERS) " + q["sql"])
                     print("\n".join(r[0] for r in cur.fetchall()))
+        forget_parts(cache)
         prof = cProfile.Profile()
         prof.enable()
         client.get(url, **headers)

@@ -19,12 +19,13 @@ def to_project(client, project):
         "/episodes/{m}/nearby/",
         "/corridor/m/{m}/neighbours/",
         "/corridor/room/{room}/",
+        "/corridor/rooms/?palace={palace}&kind=episode",
         "/review/{m}/reveal/",
     ],
 )
 def test_outsider_gets_404_for_a_project_memory(url, alice, charlie, project, client_for, make_memory):
     memory = make_memory(project, "The staging database is db-7", kind="episode")
-    target = url.format(m=memory.pk, room=memory.slot.room_id)
+    target = url.format(m=memory.pk, room=memory.slot.room_id, palace=memory.palace_id)
     assert client_for(charlie).get(target).status_code == 404
     assert client_for(charlie).get(target, HTTP_HX_REQUEST="true").status_code == 404
     assert client_for(alice).get(target).status_code == 200  # positive control

@@ -72,3 +72,28 @@ def test_bench_shows_ranked_hits_with_labels(alice, client_for, make_memory, per
     make_memory(personal, "Carol owns the billing service")
     html = client_for(alice).get("/corridor/bench/?q=billing", HTTP_HX_REQUEST="true").content.decode()
     assert "lex#1" in html and "billing service" in html and "search" in html and "<html" not in html
+
+
+def test_room_directory_pages_through_every_room_of_a_kind(alice, client_for, make_memory, personal, monkeypatch):
+    from panel import selectors
+
+    monkeypatch.setattr(selectors, "ROOM_PAGE", 2)
+    for i in range(2 * 9 + 1):
+        make_memory(personal, f"fact {i}", placard=f"note {i}")
+    make_memory(personal, "Tea, not coffee", kind="preference", placard="tea")
+    client = client_for(alice)
+    first = client.get(f"/corridor/rooms/?palace={personal.pk}&kind=fact").content.decode()
+    assert "Fact Hall-2" in first and "Fact Hall-3" not in first and "9/9" in first and "note 17" in first
+    more = f"/corridor/rooms/?palace={personal.pk}&amp;kind=fact&amp;after=2"
+    assert f'href="{more}" hx-get="{more}"' in first and "<html" in first
+    rest = client.get(more.replace("&amp;", "&"), HTTP_HX_REQUEST="true").content.decode()
+    assert "Fact Hall-3" in rest and "1/9" in rest and "note 18" in rest
+    assert "<html" not in rest and "More rooms" not in rest and "Fact Hall-2" not in rest
+    other = client.get("/corridor/rooms/?kind=preference").content.decode()  # the scope's palace by default
+    assert "Preference Pavilion" in other and "tea" in other and "Fact Hall" not in other
+
+
+def test_room_directory_refuses_an_unknown_kind(alice, client_for, personal):
+    response = client_for(alice).get(f"/corridor/rooms/?palace={personal.pk}&kind=gossip")
+    assert response.status_code == 422
+    assert client_for(alice).get(f"/corridor/rooms/?palace={personal.pk}&kind=skill").status_code == 200

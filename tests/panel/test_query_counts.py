@@ -17,13 +17,15 @@ from palace.models import Room
 PINNED = {
     "/today/": 12,  # frame + badge + summary (3) + due queue (3)
     "/today/?part=tour": 5,  # frame + route length + today's stretch
-    "/today/?part=rooms": 7,  # frame + palace version + rooms, active counts, latest placards
+    "/today/?part=rooms": 6,  # frame + the newest rooms of each kind, active per kind, their slots and memories
     "/today/?part=refurb": 7,  # frame + palace version + active count, placards, the worst few
     "/palace/?sort=route": 4,  # frame + one page of rows
     "/palace/?kind=fact&status=all": 4,
     "/palace/?room=": 5,  # + the room
     "/palace/?due=1": 6,  # + the due queue (2)
     "/corridor/": 9,  # frame + badge + room count, rooms, room-to-room edges
+    "/corridor/rooms/": 8,  # frame + badge + one page of rooms + their slots and memories
+    "/corridor/rooms/?after=": 5,
     "/corridor/room/": 7,
     "/corridor/m/": 10,  # + one edge query per hop (3) and the memories reached
     "/log/?category=writes": 5,  # frame + rows + week counts
@@ -74,6 +76,8 @@ def urls(ids: dict[str, int]) -> list[tuple[str, str, bool]]:
         ("/palace/?room=", f"/palace/?room={ids['room']}", True),
         ("/palace/?due=1", "/palace/?due=1", True),
         ("/corridor/", "/corridor/", False),
+        ("/corridor/rooms/", "/corridor/rooms/?kind=fact", False),
+        ("/corridor/rooms/?after=", "/corridor/rooms/?kind=fact&after=0", True),
         ("/corridor/room/", f"/corridor/room/{ids['room']}/", True),
         ("/corridor/m/", f"/corridor/m/{ids['memory']}/neighbours/?hops=3", True),
         ("/log/?category=writes", "/log/?category=writes", True),

@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from memory.models import Edge, Memory
-from palace.models import OpLog
+from palace.models import OpLog, Room
 from review.models import ReviewCard
 
 
@@ -110,3 +110,19 @@ def test_health_ring_never_waits_for_the_report_in_a_server(alice, client_for, m
     cache.set(health.CACHE_KEY, {**stale, "at": stale["at"] - health.FRESH_SECONDS - 1})
     assert "checks pass" in client.get("/today/health/", HTTP_HX_REQUEST="true").content.decode()
     assert len(started) == 2  # the stale one was shown and a new measurement started
+
+
+def test_room_directory_shows_the_newest_rooms_of_each_kind_and_links_to_all(alice, client_for, make_memory, personal):
+    for i in range(4 * 9 + 1):  # five fact rooms, the newest with one slot used
+        make_memory(personal, f"fact {i}", placard=f"note {i}")
+    make_memory(personal, "Tea, not coffee", kind="preference", placard="tea")
+    html = client_for(alice).get("/today/?part=rooms", HTTP_HX_REQUEST="true").content.decode()
+    rooms = dict(Room.objects.filter(palace=personal, kind="fact").values_list("ordinal", "pk"))
+    assert sorted(rooms) == [1, 2, 3, 4, 5]
+    assert all(f'?room={rooms[o]}"' in html for o in (5, 4, 3))
+    assert all(f'?room={rooms[o]}"' not in html for o in (1, 2))  # bounded: the newest three of the kind
+    assert "5 rooms · 37 active" in html and "1 room · 1 active" in html
+    assert f'href="/corridor/rooms/?palace={personal.pk}&amp;kind=fact">All 5 rooms</a>' in html
+    assert "1/9" in html and "note 36" in html and "9/9" in html and "note 35" in html
+    assert "kind=preference" not in html  # one room: nothing more to list
+    assert "<html" not in html
