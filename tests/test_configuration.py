@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 INTERNAL = {
@@ -58,3 +62,41 @@ def test_exited_processes_are_dropped_from_the_embedded_server_handles(tmp_path:
     handles.write_text("not json")
     _prune_dead_handles(tmp_path)
     assert handles.read_text() == "not json"  # unreadable: left for the package to deal with
+
+
+def test_the_embedded_server_runs_with_atriums_shared_buffers(settings: Any) -> None:
+    """Fresh data dir (settings applied by a restart) and existing one (applied at start), each in its own process."""
+    import subprocess
+    import sys
+
+    home = settings.ATRIUM_HOME / "tuning"
+    home.mkdir()
+    probe = (
+        "import sys, psycopg; from pathlib import Path; from config.embedded import postgres_url; "
+        "uri = postgres_url(Path(sys.argv[1]), delete_on_exit=sys.argv[2] == 'delete'); "
+        "print(psycopg.connect(uri).execute('SHOW shared_buffers').fetchone()[0])"
+    )
+
+    def shared_buffers(value: str, mode: str) -> str:
+        env = {**os.environ, "ATRIUM_PG_SHARED_BUFFERS": value}
+        done = subprocess.run(
+            [sys.executable, "-c", probe, str(home), mode], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.strip().splitlines()[-1]
+
+    assert shared_buffers("200", "stop") == "200MB"  # a fresh data dir
+    assert (home / "pg" / "atrium.conf").read_text().count("shared_buffers = '200MB'") == 1
+    assert shared_buffers("300", "delete") == "300MB"  # the same data dir, started again with another value
+    assert not home.joinpath("pg").exists()
+
+
+@pytest.mark.parametrize("value", ["lots", "8"])
+def test_a_bad_shared_buffers_setting_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    from config.embedded import EmbeddedError, shared_buffers_mb
+
+    monkeypatch.setenv("ATRIUM_PG_SHARED_BUFFERS", value)
+    with pytest.raises(EmbeddedError, match="ATRIUM_PG_SHARED_BUFFERS"):
+        shared_buffers_mb()
+    monkeypatch.setenv("ATRIUM_PG_SHARED_BUFFERS", "64")
+    assert shared_buffers_mb() == 64  # control: a whole number of MB is taken as it is
