@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, F, Max, Min, Q, QuerySet, Window
+from django.db.models import Case, Count, DateField, F, Max, Min, Q, QuerySet, When, Window
 from django.db.models.functions import RowNumber, TruncDate
 from django.utils import timezone
 
@@ -258,9 +258,12 @@ class KindRooms:
     newest: list[RoomRow]
 
 
-def room_directory_head(*, palace_id: int, per_kind: int = ROOMS_PER_KIND) -> list[KindRooms]:
+def room_directory_head(
+    *, palace_id: int, per_kind: int = ROOMS_PER_KIND, active_by_kind: dict[str, int] | None = None
+) -> list[KindRooms]:
     """Today's room directory, bounded whatever the size of the palace: three reads (rooms per kind with the
-    newest few of each, active memories per kind, then the slots and memories of those few rooms only)."""
+    newest few of each, active memories per kind unless the caller has counted them, then the slots and memories
+    of those few rooms only)."""
     ranked = (
         Room.objects.filter(palace_id=palace_id)
         .annotate(
@@ -275,10 +278,10 @@ def room_directory_head(*, palace_id: int, per_kind: int = ROOMS_PER_KIND) -> li
     for room_id, name, kind, ordinal, capacity, of_kind in ranked:
         rooms[kind] = of_kind
         newest.setdefault(kind, []).append(RoomRow(room_id, name, kind, ordinal, capacity))
-    counted = (
-        Memory.objects.filter(palace_id=palace_id, status="active").values("kind").annotate(n=Count("id")).order_by()
-    )
-    memories = {row["kind"]: row["n"] for row in counted}
+    memories = active_by_kind
+    if memories is None:
+        counted = Memory.objects.filter(palace_id=palace_id, status="active").values_list("kind").annotate(Count("id"))
+        memories = dict(counted.order_by())
     _fill_rooms([r for rows in newest.values() for r in rows])
     return [
         KindRooms(
@@ -424,20 +427,25 @@ class Summary:
 
 
 def today_summary(*, palace_ids: list[int], now: datetime) -> Summary:
-    active = Memory.objects.filter(palace_id__in=palace_ids, status="active")
-    by_kind = dict.fromkeys(labels.KINDS, 0)
-    for row in active.values("kind").annotate(n=Count("id")).order_by():
-        by_kind[row["kind"]] = row["n"]
-    pending = Edge.objects.filter(palace_id__in=palace_ids, kind="contradicts", status="pending").count()
+    """Active memories per kind and new memories per day of the last week from one pass over the memories
+    (grouped by kind, status and the creation day within the week), and the open contradictions."""
     days, start = week_window(now)
-    per_day = {
-        row["day"]: row["n"]
-        for row in Memory.objects.filter(palace_id__in=palace_ids, created_at__gte=start)
-        .annotate(day=TruncDate("created_at"))
-        .values("day")
+    recent = Case(When(created_at__gte=start, then=TruncDate("created_at")), default=None, output_field=DateField())
+    grouped = (
+        Memory.objects.filter(palace_id__in=palace_ids)
+        .annotate(day=recent)
+        .values_list("kind", "status", "day")
         .annotate(n=Count("id"))
         .order_by()
-    }
+    )
+    by_kind = dict.fromkeys(labels.KINDS, 0)
+    per_day: dict[date, int] = {}
+    for kind, status, day, n in grouped:
+        if status == "active":
+            by_kind[kind] = by_kind.get(kind, 0) + n
+        if day is not None:
+            per_day[day] = per_day.get(day, 0) + n
+    pending = Edge.objects.filter(palace_id__in=palace_ids, kind="contradicts", status="pending").count()
     week = Week(days=bars(days, per_day), total=sum(per_day.values()), by_category={})
     return Summary(memories=sum(by_kind.values()), open=pending, week=week, by_kind=by_kind)
 

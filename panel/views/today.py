@@ -38,10 +38,11 @@ def today(request: HttpRequest) -> HttpResponse:
     if part in PARTS:
         return page(request, "panel/today.html", _part(scope, part), scope=scope, nav="today", partial=part)
     now = timezone.now()
-    context: dict[str, Any] = {"summary": reads.today_summary(palace_ids=scope.palace_ids, now=now), "parts": {}}
+    summary = reads.today_summary(palace_ids=scope.palace_ids, now=now)
+    context: dict[str, Any] = {"summary": summary, "parts": {}}
     context.update(_due(request, scope, now))
-    if not is_partial(request):  # without htmx the lazy regions are rendered in place
-        context["parts"] = {p: _part(scope, p) for p in PARTS} if request.GET.get("full") == "1" else {}
+    if not is_partial(request) and request.GET.get("full") == "1":  # without htmx the regions render in place
+        context["parts"] = {p: _part(scope, p, summary) for p in PARTS}
     return page(request, "panel/today.html", context, scope=scope, nav="today", partial="summary")
 
 
@@ -107,10 +108,15 @@ def _per_palace(palace: Any, part: str, compute: Any) -> Any:
     return found
 
 
-def _part(scope: Scope, part: str) -> dict[str, Any]:
+def _part(scope: Scope, part: str, summary: reads.Summary | None = None) -> dict[str, Any]:
     try:
         if part == "rooms":  # bounded (the newest rooms of each kind), so read fresh every time
-            return {"directories": [(p, reads.room_directory_head(palace_id=p.pk)) for p in scope.palaces]}
+            counted = summary.by_kind if summary is not None and len(scope.palaces) == 1 else None
+            return {
+                "directories": [
+                    (p, reads.room_directory_head(palace_id=p.pk, active_by_kind=counted)) for p in scope.palaces
+                ]
+            }
         if part == "tour":
             today = timezone.localdate()
             return {"tours": [(p, reads.tour_stretch(palace_id=p.pk, today=today)) for p in scope.palaces]}

@@ -233,7 +233,12 @@ def test_panel_flows_in_a_real_browser(asgi_server, browser_page, alice, project
     shot(page, "today-live-mcp")
 
     # The other views, in Chinese.
-    for name, url in [("corridor", "/corridor/"), ("episodes", "/episodes/"), ("today-zh", "/today/")]:
+    for name, url in [
+        ("corridor", "/corridor/"),
+        ("rooms-zh", "/corridor/rooms/?kind=fact"),
+        ("episodes", "/episodes/"),
+        ("today-zh", "/today/"),
+    ]:
         page.goto(f"{base}{url}")
         expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
         expect(page.locator("a.lazy")).to_have_count(0)  # Today's regions load after the page

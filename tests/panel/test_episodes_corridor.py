@@ -97,3 +97,12 @@ def test_room_directory_refuses_an_unknown_kind(alice, client_for, personal):
     response = client_for(alice).get(f"/corridor/rooms/?palace={personal.pk}&kind=gossip")
     assert response.status_code == 422
     assert client_for(alice).get(f"/corridor/rooms/?palace={personal.pk}&kind=skill").status_code == 200
+
+
+def test_room_directory_of_the_project_palace_in_the_both_scope(alice, client_for, make_memory, personal, project):
+    make_memory(project, "Deploy freeze starts on December 20", kind="decision", placard="freeze")
+    client = client_for(alice)
+    assert client.post("/scope/", {"mode": "both", "project": project.pk, "next": "/today/"}).status_code == 302
+    html = client.get(f"/corridor/rooms/?palace={project.pk}&kind=decision").content.decode()
+    assert "Decision Chamber" in html and "freeze" in html and "1/9" in html
+    assert f'href="/corridor/rooms/?palace={personal.pk}&amp;kind=decision"' in html  # switch to my palace

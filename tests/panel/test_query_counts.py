@@ -15,7 +15,7 @@ from palace.models import Room
 # Queries per view: 3 for the frame (session, user, the scope's memberships); a full page adds the due badge (3);
 # a memory or room by id adds its palace check (2 or 3).
 PINNED = {
-    "/today/": 12,  # frame + badge + summary (3) + due queue (3)
+    "/today/": 11,  # frame + badge + summary (2) + due queue (3)
     "/today/?part=tour": 5,  # frame + route length + today's stretch
     "/today/?part=rooms": 6,  # frame + the newest rooms of each kind, active per kind, their slots and memories
     "/today/?part=refurb": 7,  # frame + palace version + active count, placards, the worst few

@@ -30,6 +30,18 @@ def test_summary_counts_and_open_contradictions(alice, client_for, make_memory, 
     assert "2 new in 7 days" in html
 
 
+def test_summary_counts_active_memories_per_kind_and_every_memory_new_this_week(
+    alice, client_for, make_memory, personal
+):
+    make_memory(personal, "Tea, not coffee", kind="preference")
+    make_memory(personal, "Green tea", kind="preference", status="forgotten")  # new this week, not active
+    make_memory(personal, "An old habit", kind="preference", created_at=timezone.now() - timedelta(days=30))
+    make_memory(personal, "Deploys on Fridays", kind="decision")
+    html = client_for(alice).get("/today/").content.decode()
+    assert '<b id="stat-memories">3</b>' in html and "3 new in 7 days" in html
+    assert "preference 2</a>" in html and "decision 1</a>" in html and "fact 0</a>" in html
+
+
 def test_due_card_shows_the_cue_not_the_body(alice, client_for, due_memory):
     html = client_for(alice).get("/today/").content.decode()
     assert "Decision Chamber#1" in html and "pgvector" in html and "2 days overdue" in html
