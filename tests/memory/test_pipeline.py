@@ -407,3 +407,37 @@ def test_openmp_defaults_fill_in_only_what_the_operator_left_unset(monkeypatch: 
     monkeypatch.setattr("os.cpu_count", lambda: 1)
     configure_openmp()
     assert os.environ["OMP_NUM_THREADS"] == "1"
+
+
+def test_a_repeated_query_is_embedded_once_per_embedder() -> None:
+    from memory.embeddings import embed_query
+
+    class Counting:
+        name = "counting"
+
+        def __init__(self) -> None:
+            self.queries: list[str] = []
+
+        def passages(self, texts: list[str]) -> Any:
+            raise AssertionError("not used")
+
+        def query(self, text: str) -> Any:
+            import numpy as np
+
+            self.queries.append(text)
+            return np.full(384, len(self.queries), dtype=np.float32)
+
+    first = Counting()
+    set_embedder(first)
+    try:
+        a = embed_query("where is the deploy key?")
+        b = embed_query("where is the deploy key?")
+        embed_query("who owns the budget?")
+        assert first.queries == ["where is the deploy key?", "who owns the budget?"]  # the repeat was not embedded
+        assert (a == b).all() and not a.flags.writeable  # callers share the cached vector, read-only
+        second = Counting()
+        set_embedder(second)  # another embedder never sees the first one's vectors
+        embed_query("where is the deploy key?")
+        assert second.queries == ["where is the deploy key?"]
+    finally:
+        set_embedder(None, active=False)
