@@ -173,3 +173,34 @@ def corridor_svg(graph: Any) -> SafeString:
             f"{text}<title>{label} · {int(node.slots)}</title></a>"
         )
     return mark_safe(f'<g class="links">{links}</g>\n          <g class="nodes">{"".join(nodes)}</g>')  # noqa: S308
+
+
+@functools.cache
+def _plain_url(name: str) -> str:
+    return reverse(name)
+
+
+def room_rows(rooms: Iterable[Any]) -> SafeString:
+    """Room directory rows (Today's newest rooms of each kind, a page of the whole directory): name linking to the
+    Palace list filtered to the room, slots used of capacity, the newest placard."""
+    palace = _plain_url("palace")
+    return mark_safe(  # noqa: S308
+        "".join(
+            f'<li class="row room k-{esc(r.kind)}"><i class="dot"></i><a href="{palace}?room={int(r.id)}">'
+            f"{esc(labels.room_label(r.name))}</a> "
+            f'<span class="muted">{int(r.slots_used)}/{int(r.capacity)}</span> '
+            f'<span class="placard">{esc(r.latest_placard)}</span></li>'
+            for r in rooms
+        )
+    )
+
+
+def week_bars(week: Any) -> SafeString:
+    """The bars of the last-7-days chart (the <rect>s inside its <svg>), one a day, empty days one pixel high."""
+    return mark_safe(  # noqa: S308
+        "".join(
+            f'<rect x="{int(b.x)}" y="{int(b.y)}" width="12" height="{int(b.height) or 1}" rx="2"'
+            f' class="{"" if b.count else "empty"}"><title>{b.day:%m-%d}: {int(b.count)}</title></rect>'
+            for b in week.days
+        )
+    )

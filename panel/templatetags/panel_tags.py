@@ -144,6 +144,16 @@ def corridor_svg(graph: Any) -> SafeString:
     return rows.corridor_svg(graph)
 
 
+@register.simple_tag
+def room_rows(rooms: Any) -> SafeString:
+    return rows.room_rows(rooms)
+
+
+@register.simple_tag
+def week_bars(week: Any) -> SafeString:
+    return rows.week_bars(week)
+
+
 @register.filter
 def search_mode(mode: str) -> str:
     """What a search ran ("hybrid", "lexical", …) in the display language; the value itself stays English."""
