@@ -594,6 +594,10 @@ def tour_stretch(*, palace_id: int, today: date, length: int = 7) -> Stretch:
     return Stretch(palace_id=palace_id, stops=stops, total=total)
 
 
-def last_op_id(*, palace_id: int) -> int:
-    """The newest op row of a palace: a version number for everything derived from its contents."""
-    return OpLog.objects.filter(palace_id=palace_id).order_by("-id").values_list("id", flat=True).first() or 0
+def last_op_id(*, palace_id: int, ignoring: Sequence[str] = ()) -> int:
+    """The newest op row of a palace: a version number for everything derived from its contents. `ignoring`
+    leaves out ops by prefix (e.g. "review.") for a figure those ops cannot change."""
+    qs = OpLog.objects.filter(palace_id=palace_id)
+    for prefix in ignoring:
+        qs = qs.exclude(op__startswith=prefix)
+    return qs.order_by("-id").values_list("id", flat=True).first() or 0

@@ -97,10 +97,17 @@ def _due(request: HttpRequest, scope: Scope, now: Any) -> dict[str, Any]:
     return {"queue": queue}
 
 
+# Ops that never change a memory's placard, status or slot (review cards and enrolment, evidence verdicts): grading
+# a due card on Today must not make the next Today view rescan every placard.
+PLACARD_NEUTRAL_OPS = ("review.", "evidence.")
+
+
 def _per_palace(palace: Any, part: str, compute: Any) -> Any:
-    """A region's figures for one palace, cached until the palace's next op row: the refurb scan reads every
-    placard of the palace, and nothing it shows changes without a mutation, which always writes the log."""
-    key = f"atrium:panel:{part}:{palace.pk}:{reads.last_op_id(palace_id=palace.pk)}"
+    """A region's figures for one palace, cached until the palace's next op row that can change them: the refurb
+    scan reads every placard of the palace, and none of them changes without a mutation, which always writes the
+    log."""
+    version = reads.last_op_id(palace_id=palace.pk, ignoring=PLACARD_NEUTRAL_OPS)
+    key = f"atrium:panel:{part}:{palace.pk}:{version}"
     found = cache.get(key)
     if found is None:
         found = compute(palace)

@@ -138,3 +138,32 @@ def test_room_directory_shows_the_newest_rooms_of_each_kind_and_links_to_all(ali
     assert "1/9" in html and "note 36" in html and "9/9" in html and "note 35" in html
     assert "kind=preference" not in html  # one room: nothing more to list
     assert "<html" not in html
+
+
+def test_refurb_list_is_rescanned_after_a_memory_write_not_after_a_review_grade(
+    alice, client_for, make_memory, personal, system, django_assert_num_queries
+):
+    from django.core.cache import cache
+    from django.db import transaction
+
+    from palace.oplog import oplog_write
+
+    for i in range(9):
+        make_memory(personal, f"fact number {i}", placard="same placard")
+    cache.clear()
+    client = client_for(alice)
+    url = "/today/?part=refurb"
+    assert "<strong>same placard</strong>" in client.get(url, HTTP_HX_REQUEST="true").content.decode()
+
+    def op(name: str) -> None:
+        with transaction.atomic():
+            oplog_write(op=name, actor=system, palace=personal, target_kind="memory", target_id=1)
+
+    op("review.grade")
+    with django_assert_num_queries(4):  # frame + the palace's version: the cached scan still holds
+        client.get(url, HTTP_HX_REQUEST="true")
+    Memory.objects.filter(placard="same placard").update(placard="clear placard 2026")
+    op("memory.update")
+    with django_assert_num_queries(7):  # frame + version + active count, placards, the worst few: rescanned
+        html = client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert "<strong>same placard</strong>" not in html and "<strong>clear placard 2026</strong>" in html
