@@ -64,11 +64,6 @@ def memory_restore(*, memory: Any, actor: Any) -> Any:
     return service("memory.services", "memory_restore")(memory=memory, actor=actor)
 
 
-def room_directory(*, palaces: list[Any]) -> list[Any]:
-    directory = service("memory.corridor", "room_directory")
-    return [entry for palace in palaces for entry in directory(palace=palace)]
-
-
 def refurb_list(*, palace: Any, limit: int) -> Any:
     return service("memory.placard_scan", "refurb_list")(palace=palace, limit=limit)
 
