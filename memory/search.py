@@ -569,7 +569,8 @@ def memory_search(
             candidate.score *= 1 + SPEAKER_BOOST
     ranked = sorted(pool.values(), key=lambda c: (-c.score, -c.memory_id))[:limit]
 
-    rows = Memory.objects.defer("search_vector").select_related("slot__room")
+    # Neither derived column is shown: the embedding lives out of line (TOAST), 10 extra fetches and parses.
+    rows = Memory.objects.defer("search_vector", "embedding").select_related("slot__room")
     by_id = rows.in_bulk([c.memory_id for c in ranked])
     hits = [
         Hit(
