@@ -12,6 +12,8 @@ import heapq
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from django.db import connection
+
 from memory.models import Memory
 from palace.models import Palace, Room
 from palace.placards import (
@@ -65,32 +67,37 @@ def refurb_list(*, palace: Palace, limit: int = 100) -> RefurbList:
     times Python's per placard.)
     """
     active_qs = Memory.objects.filter(palace=palace, status=Memory.Status.ACTIVE)
-    active = active_qs.count()
+    # One read of every active memory (the count comes with it): raw tuples, no model machinery per row.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT m.id, m.placard, s.room_id FROM memory_memory m LEFT JOIN palace_slot s ON s.id = m.slot_id"
+            " WHERE m.palace_id = %s AND m.status = %s",
+            [palace.pk, Memory.Status.ACTIVE],
+        )
+        rows = cursor.fetchall()
+    active = len(rows)
     if active < REFURB_MIN_ACTIVE:
         return RefurbList(
             scanned=False,
             reason=f"not scanned: {active} active memories, fewer than {REFURB_MIN_ACTIVE}",
             active=active,
-            placarded=active_qs.exclude(placard="").count(),
+            placarded=sum(1 for _, placard, _ in rows if placard),
             threshold=REFURB_BELOW,
         )
     facts = _placard_facts
-    scanned = [
-        (pk, room_id, placard, *facts(placard))
-        for pk, placard, room_id in active_qs.exclude(placard="").values_list("id", "placard", "slot__room_id")
-    ]
-    same = Counter([norm for _, _, _, norm, _ in scanned])
-    in_room = Counter([(room_id, norm[:PREFIX_CHARS]) for _, room_id, _, norm, _ in scanned])
+    # (id, room, placard, normalised, dated, (room, prefix))
+    scanned = []
+    for pk, placard, room_id in rows:
+        if placard:
+            norm, dated = facts(placard)
+            scanned.append((pk, room_id, placard, norm, dated, (room_id, norm[:PREFIX_CHARS])))
+    same = Counter([row[3] for row in scanned])
+    in_room = Counter([row[5] for row in scanned])
     below = round(REFURB_BELOW * 10)
     low = [
         (points, pk, room_id, norm)
-        for pk, room_id, _, norm, dated in scanned
-        if (
-            points := (
-                4 * (same[norm] == 1) + 3 * dated + 3 * (in_room[(room_id, norm[:PREFIX_CHARS])] == 1) if norm else 0
-            )
-        )
-        < below
+        for pk, room_id, _, norm, dated, key in scanned
+        if (points := (4 * (same[norm] == 1) + 3 * dated + 3 * (in_room[key] == 1) if norm else 0)) < below
     ]
     worst = heapq.nsmallest(max(0, limit), low)
     found = (
@@ -101,8 +108,7 @@ def refurb_list(*, palace: Palace, limit: int = 100) -> RefurbList:
     # For the hints: one other placard sharing each listed memory's room and prefix.
     clashing = {(room_id, norm[:PREFIX_CHARS]) for _, _, room_id, norm in worst}
     others: dict[tuple[int | None, str], list[tuple[int, str]]] = defaultdict(list)
-    for pk, room_id, placard, norm, _ in scanned:
-        key = (room_id, norm[:PREFIX_CHARS])
+    for pk, _, placard, _, _, key in scanned:
         if key in clashing and len(others[key]) < 2:
             others[key].append((pk, placard))
     items = []

@@ -18,7 +18,7 @@ PINNED = {
     "/today/": 11,  # frame + badge + summary (2) + due queue (3)
     "/today/?part=tour": 5,  # frame + route length + today's stretch
     "/today/?part=rooms": 6,  # frame + the newest rooms of each kind, active per kind, their slots and memories
-    "/today/?part=refurb": 7,  # frame + palace version + active count, placards, the worst few
+    "/today/?part=refurb": 6,  # frame + palace version + the active memories, the worst few
     "/palace/?sort=route": 4,  # frame + one page of rows
     "/palace/?kind=fact&status=all": 4,
     "/palace/?room=": 5,  # + the room

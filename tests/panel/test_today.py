@@ -164,6 +164,6 @@ def test_refurb_list_is_rescanned_after_a_memory_write_not_after_a_review_grade(
         client.get(url, HTTP_HX_REQUEST="true")
     Memory.objects.filter(placard="same placard").update(placard="clear placard 2026")
     op("memory.update")
-    with django_assert_num_queries(7):  # frame + version + active count, placards, the worst few: rescanned
+    with django_assert_num_queries(6):  # frame + version + the active memories, the worst few: rescanned
         html = client.get(url, HTTP_HX_REQUEST="true").content.decode()
     assert "<strong>same placard</strong>" not in html and "<strong>clear placard 2026</strong>" in html
