@@ -8,10 +8,11 @@ Memories without a placard are counted, not listed: a placard is optional.
 from __future__ import annotations
 
 import functools
-import heapq
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from operator import itemgetter
 
+import numpy as np
 from django.db import connection
 
 from memory.models import Memory
@@ -49,9 +50,10 @@ class RefurbList:
 
 
 @functools.lru_cache(maxsize=32768)
-def _placard_facts(placard: str) -> tuple[str, bool]:
-    """A placard's compared form and whether it has a date anchor: pure, so kept across scans."""
-    return normalize(placard), has_date_anchor(placard)
+def _placard_facts(placard: str) -> tuple[str, bool, str]:
+    """A placard's compared form, whether it has a date anchor, and its prefix: pure, so kept across scans."""
+    norm = normalize(placard)
+    return norm, has_date_anchor(placard), norm[:PREFIX_CHARS]
 
 
 def refurb_list(*, palace: Palace, limit: int = 100) -> RefurbList:
@@ -84,22 +86,23 @@ def refurb_list(*, palace: Palace, limit: int = 100) -> RefurbList:
             placarded=sum(1 for _, placard, _ in rows if placard),
             threshold=REFURB_BELOW,
         )
-    facts = _placard_facts
-    # (id, room, placard, normalised, dated, (room, prefix))
-    scanned = []
-    for pk, placard, room_id in rows:
-        if placard:
-            norm, dated = facts(placard)
-            scanned.append((pk, room_id, placard, norm, dated, (room_id, norm[:PREFIX_CHARS])))
-    same = Counter([row[3] for row in scanned])
-    in_room = Counter([row[5] for row in scanned])
-    below = round(REFURB_BELOW * 10)
-    low = [
-        (points, pk, room_id, norm)
-        for pk, room_id, _, norm, dated, key in scanned
-        if (points := (4 * (same[norm] == 1) + 3 * dated + 3 * (in_room[key] == 1) if norm else 0)) < below
-    ]
-    worst = heapq.nsmallest(max(0, limit), low)
+    # Column-wise, with map/zip/Counter and numpy doing the per-memory work in C: at 10,000 memories a row-wise
+    # Python loop was most of the scan (30-40 ms).
+    placarded = [row for row in rows if row[1]]
+    ids, placards, rooms = (list(column) for column in zip(*placarded, strict=True)) if placarded else ([], [], [])
+    facts = list(map(_placard_facts, placards))
+    norms = list(map(itemgetter(0), facts))
+    keys = list(zip(rooms, map(itemgetter(2), facts), strict=True))
+    same = Counter(norms)
+    in_room = Counter(keys)
+    points = (
+        4 * (np.fromiter(map(same.__getitem__, norms), dtype=np.int32, count=len(norms)) == 1)
+        + 3 * np.fromiter(map(itemgetter(1), facts), dtype=np.int32, count=len(facts))
+        + 3 * (np.fromiter(map(in_room.__getitem__, keys), dtype=np.int32, count=len(keys)) == 1)
+    ) * np.fromiter(map(bool, norms), dtype=np.int32, count=len(norms))  # an empty compared form scores 0
+    low_at = np.flatnonzero(points < round(REFURB_BELOW * 10))
+    ranked = low_at[np.lexsort((np.asarray(ids, dtype=np.int64)[low_at], points[low_at]))][: max(0, limit)]
+    worst = [(int(points[i]), ids[i], rooms[i], norms[i]) for i in ranked]
     found = (
         active_qs.select_related("slot__room")
         .only("id", "placard", "slot", "created_at")
@@ -108,9 +111,10 @@ def refurb_list(*, palace: Palace, limit: int = 100) -> RefurbList:
     # For the hints: one other placard sharing each listed memory's room and prefix.
     clashing = {(room_id, norm[:PREFIX_CHARS]) for _, _, room_id, norm in worst}
     others: dict[tuple[int | None, str], list[tuple[int, str]]] = defaultdict(list)
-    for pk, _, placard, _, _, key in scanned:
-        if key in clashing and len(others[key]) < 2:
-            others[key].append((pk, placard))
+    if clashing:
+        for i, key in enumerate(keys):
+            if key in clashing and len(others[key]) < 2:
+                others[key].append((ids[i], placards[i]))
     items = []
     for _, pk, room_id, norm in worst:
         memory = found.get(pk)
@@ -129,10 +133,10 @@ def refurb_list(*, palace: Palace, limit: int = 100) -> RefurbList:
         scanned=True,
         reason="",
         active=active,
-        placarded=len(scanned),
+        placarded=len(placarded),
         threshold=REFURB_BELOW,
         items=items,
-        low=len(low),
+        low=len(low_at),
     )
 
 

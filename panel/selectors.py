@@ -258,12 +258,9 @@ class KindRooms:
     newest: list[RoomRow]
 
 
-def room_directory_head(
-    *, palace_id: int, per_kind: int = ROOMS_PER_KIND, active_by_kind: dict[str, int] | None = None
-) -> list[KindRooms]:
+def room_directory_head(*, palace_id: int, per_kind: int = ROOMS_PER_KIND) -> list[KindRooms]:
     """Today's room directory, bounded whatever the size of the palace: three reads (rooms per kind with the
-    newest few of each, active memories per kind unless the caller has counted them, then the slots and memories
-    of those few rooms only)."""
+    newest few of each, active memories per kind, then the slots and memories of those few rooms only)."""
     ranked = (
         Room.objects.filter(palace_id=palace_id)
         .annotate(
@@ -278,10 +275,8 @@ def room_directory_head(
     for room_id, name, kind, ordinal, capacity, of_kind in ranked:
         rooms[kind] = of_kind
         newest.setdefault(kind, []).append(RoomRow(room_id, name, kind, ordinal, capacity))
-    memories = active_by_kind
-    if memories is None:
-        counted = Memory.objects.filter(palace_id=palace_id, status="active").values_list("kind").annotate(Count("id"))
-        memories = dict(counted.order_by())
+    counted = Memory.objects.filter(palace_id=palace_id, status="active").values_list("kind").annotate(Count("id"))
+    memories = dict(counted.order_by())
     _fill_rooms([r for rows in newest.values() for r in rows])
     return [
         KindRooms(

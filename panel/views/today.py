@@ -36,13 +36,14 @@ def today(request: HttpRequest) -> HttpResponse:
     scope = scope_for(request)
     part = request.GET.get("part", "")
     if part in PARTS:
-        return page(request, "panel/today.html", _part(scope, part), scope=scope, nav="today", partial=part)
+        if is_partial(request):
+            return page(request, "panel/today.html", _part(scope, part), scope=scope, nav="today", partial=part)
+        # Without htmx a region's link opens it as a page of its own (the frame and that region, nothing else).
+        context = {**_part(scope, part), "part": part}
+        return page(request, "panel/today_part.html", context, scope=scope, nav="today")
     now = timezone.now()
-    summary = reads.today_summary(palace_ids=scope.palace_ids, now=now)
-    context: dict[str, Any] = {"summary": summary, "parts": {}}
+    context: dict[str, Any] = {"summary": reads.today_summary(palace_ids=scope.palace_ids, now=now)}
     context.update(_due(request, scope, now))
-    if not is_partial(request) and request.GET.get("full") == "1":  # without htmx the regions render in place
-        context["parts"] = {p: _part(scope, p, summary) for p in PARTS}
     return page(request, "panel/today.html", context, scope=scope, nav="today", partial="summary")
 
 
@@ -115,15 +116,10 @@ def _per_palace(palace: Any, part: str, compute: Any) -> Any:
     return found
 
 
-def _part(scope: Scope, part: str, summary: reads.Summary | None = None) -> dict[str, Any]:
+def _part(scope: Scope, part: str) -> dict[str, Any]:
     try:
         if part == "rooms":  # bounded (the newest rooms of each kind), so read fresh every time
-            counted = summary.by_kind if summary is not None and len(scope.palaces) == 1 else None
-            return {
-                "directories": [
-                    (p, reads.room_directory_head(palace_id=p.pk, active_by_kind=counted)) for p in scope.palaces
-                ]
-            }
+            return {"directories": [(p, reads.room_directory_head(palace_id=p.pk)) for p in scope.palaces]}
         if part == "tour":
             today = timezone.localdate()
             return {"tours": [(p, reads.tour_stretch(palace_id=p.pk, today=today)) for p in scope.palaces]}

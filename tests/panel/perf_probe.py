@@ -104,7 +104,8 @@ def probe_urls(client, palace):
     day = timezone.localdate() - timedelta(days=2)
     return [
         ("/today/", False),
-        ("/today/?full=1", False),
+        ("/today/?part=rooms", False),
+        ("/today/?part=refurb", False),
         ("/today/?part=rooms", True),
         ("/today/?part=tour", True),
         ("/today/?part=refurb", True),
@@ -160,7 +161,7 @@ def write_op(palace):
 
 
 def cached(url):
-    return "part=" in url or "full=1" in url
+    return "part=" in url
 
 
 def timed(client, url, headers, runs, before=None):

@@ -191,7 +191,7 @@ def test_stored_text_is_escaped_in_rows_and_log(alice, client_for, make_memory, 
             detail={"note": evil},
         )
     client = client_for(alice)
-    for url in ("/palace/", "/log/", "/today/?full=1", "/corridor/rooms/"):
+    for url in ("/palace/", "/log/", "/today/?part=rooms", "/corridor/rooms/"):
         html = client.get(url).content.decode()
         assert "<script>alert" not in html, url
         assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html, url

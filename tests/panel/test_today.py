@@ -86,10 +86,18 @@ def test_small_palace_is_not_scanned_and_clarity_stays_unknown(alice, client_for
     assert "Not scanned" in refurb and ">—</b>" in refurb
 
 
-def test_without_htmx_the_regions_render_in_place(alice, client_for, make_memory, personal):
+def test_without_htmx_each_region_link_opens_that_region_as_a_page(alice, client_for, make_memory, personal):
     make_memory(personal, "only one", placard="x")
-    html = client_for(alice).get("/today/?full=1").content.decode()
-    assert "Fact Hall" in html and "Not scanned" in html and "Loading the rooms" not in html
+    client = client_for(alice)
+    today = client.get("/today/").content.decode()
+    for part, shown in (("rooms", "Fact Hall"), ("refurb", "Not scanned"), ("tour", "Tour proposal")):
+        assert f'href="/today/?part={part}"' in today  # the lazy region's link works without JavaScript
+        html = client.get(f"/today/?part={part}").content.decode()
+        assert html.startswith("<!DOCTYPE html>") or "<html" in html  # a whole page, in the frame
+        assert shown in html and "Loading the" not in html, part
+        assert 'href="/today/"' in html  # and the way back
+    region = client.get("/today/?part=rooms", HTTP_HX_REQUEST="true").content.decode()
+    assert "Fact Hall" in region and "<html" not in region  # control: htmx still gets the bare region
 
 
 def test_health_ring_reports_real_checks(alice, client_for):
