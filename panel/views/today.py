@@ -39,8 +39,7 @@ def today(request: HttpRequest) -> HttpResponse:
         if is_partial(request):
             return page(request, "panel/today.html", _part(scope, part), scope=scope, nav="today", partial=part)
         # Without htmx a region's link opens it as a page of its own (the frame and that region, nothing else).
-        context = {**_part(scope, part), "part": part}
-        return page(request, "panel/today_part.html", context, scope=scope, nav="today")
+        return page(request, "panel/today_part.html", {**_part(scope, part), "part": part}, scope=scope, nav="today")
     now = timezone.now()
     context: dict[str, Any] = {"summary": reads.today_summary(palace_ids=scope.palace_ids, now=now)}
     context.update(_due(request, scope, now))
