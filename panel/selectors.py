@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from django.db.models import Case, Count, DateField, F, Max, Min, Q, QuerySet, When, Window
-from django.db.models.functions import RowNumber, TruncDate
+from django.db.models import Case, Count, DateField, F, Max, Min, Q, QuerySet, When
+from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from memory.models import Edge, Memory
-from palace.models import OpLog, Room, Slot, TourStop
+from palace.models import OpLog, Room, TourStop
 from panel import labels
 
 PAGE_SIZE = 50
@@ -227,107 +227,6 @@ def memory_edges(memory: Memory, *, limit: int = 20) -> list[Edge]:
 
 def room_in(*, palace_ids: list[int], room_id: int) -> Room | None:
     return Room.objects.filter(palace_id__in=palace_ids, pk=room_id).first()
-
-
-# --- the room directory ----------------------------------------------------------------------------------------
-
-ROOMS_PER_KIND = 3  # Today shows the newest few rooms of each kind; the directory pages show them all
-ROOM_PAGE = 60
-
-
-@dataclass
-class RoomRow:
-    id: int
-    name: str
-    kind: str
-    ordinal: int
-    capacity: int
-    slots_used: int = 0
-    active: int = 0
-    latest_placard: str = ""
-
-
-@dataclass
-class KindRooms:
-    """One kind's rooms on Today: how many there are, the active memories they hold, and the newest few rooms
-    (new memories land in the newest room of their kind; slots are never freed)."""
-
-    kind: str
-    rooms: int
-    memories: int
-    newest: list[RoomRow]
-
-
-def room_directory_head(*, palace_id: int, per_kind: int = ROOMS_PER_KIND) -> list[KindRooms]:
-    """Today's room directory, bounded whatever the size of the palace: three reads (rooms per kind with the
-    newest few of each, active memories per kind, then the slots and memories of those few rooms only)."""
-    ranked = (
-        Room.objects.filter(palace_id=palace_id)
-        .annotate(
-            rank=Window(RowNumber(), partition_by=F("kind"), order_by=F("ordinal").desc()),
-            of_kind=Window(Count("id"), partition_by=F("kind")),
-        )
-        .filter(rank__lte=per_kind)
-        .values_list("id", "name", "kind", "ordinal", "capacity", "of_kind")
-    )
-    rooms: dict[str, int] = {}
-    newest: dict[str, list[RoomRow]] = {}
-    for room_id, name, kind, ordinal, capacity, of_kind in ranked:
-        rooms[kind] = of_kind
-        newest.setdefault(kind, []).append(RoomRow(room_id, name, kind, ordinal, capacity))
-    counted = Memory.objects.filter(palace_id=palace_id, status="active").values_list("kind").annotate(Count("id"))
-    memories = dict(counted.order_by())
-    _fill_rooms([r for rows in newest.values() for r in rows])
-    return [
-        KindRooms(
-            kind=kind,
-            rooms=rooms[kind],
-            memories=memories.get(kind, 0),
-            newest=sorted(newest[kind], key=lambda r: -r.ordinal),
-        )
-        for kind in labels.KINDS
-        if kind in rooms
-    ]
-
-
-def room_directory_page(
-    *, palace_id: int, kind: str, after: int | None = None, limit: int | None = None
-) -> tuple[list[RoomRow], int | None]:
-    """One page of a kind's rooms in directory order (by ordinal), keyset-paged: the rows and the next cursor."""
-    limit = limit or ROOM_PAGE
-    qs = Room.objects.filter(palace_id=palace_id, kind=kind)
-    if after is not None:
-        qs = qs.filter(ordinal__gt=after)
-    page = qs.order_by("ordinal").values("id", "name", "kind", "ordinal", "capacity")[: limit + 1]
-    found = [RoomRow(**r) for r in page]
-    more = len(found) > limit
-    found = found[:limit]
-    _fill_rooms(found)
-    return found, (found[-1].ordinal if more and found else None)
-
-
-def _fill_rooms(rows: list[RoomRow]) -> None:
-    """Slots used, active memories and the newest placard of these rooms only, in one read of their slots and
-    the memories in them (a slot can hold a memory and the corrections that superseded it)."""
-    if not rows:
-        return
-    at = {r.id: r for r in rows}
-    used: dict[int, set[int]] = {}
-    latest: dict[int, tuple[datetime, int]] = {}
-    slots = Slot.objects.filter(room_id__in=at).values_list(
-        "room_id", "id", "memories__id", "memories__status", "memories__placard", "memories__created_at"
-    )
-    for room_id, slot_id, memory_id, status, placard, created in slots:
-        used.setdefault(room_id, set()).add(slot_id)
-        if status != "active":
-            continue
-        row = at[room_id]
-        row.active += 1
-        if placard and (room_id not in latest or (created, memory_id) > latest[room_id]):
-            latest[room_id] = (created, memory_id)
-            row.latest_placard = placard
-    for room_id, slot_ids in used.items():
-        at[room_id].slots_used = len(slot_ids)
 
 
 # --- episodes --------------------------------------------------------------------------------------------------

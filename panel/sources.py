@@ -64,6 +64,14 @@ def memory_restore(*, memory: Any, actor: Any) -> Any:
     return service("memory.services", "memory_restore")(memory=memory, actor=actor)
 
 
+def room_directory_head(*, palace: Any) -> list[Any]:
+    return list(service("memory.corridor", "room_directory_head")(palace=palace))
+
+
+def room_directory_page(*, palace: Any, kind: str, after: int | None) -> tuple[list[Any], int | None]:
+    return service("memory.corridor", "room_directory_page")(palace=palace, kind=kind, after=after)
+
+
 def refurb_list(*, palace: Any, limit: int) -> Any:
     return service("memory.placard_scan", "refurb_list")(palace=palace, limit=limit)
 

@@ -45,7 +45,7 @@ def rooms(request: HttpRequest) -> HttpResponse:
     if palace is None or kind not in labels.KINDS:
         raise InvalidInput(_("Choose a palace and one of the room kinds."), field="kind")
     after = reads.int_or_none(request.GET.get("after"))
-    rows, cursor = reads.room_directory_page(palace_id=palace.pk, kind=kind, after=after)
+    rows, cursor = sources.room_directory_page(palace=palace, kind=kind, after=after)
     context = {"palace": palace, "kind": kind, "kinds": labels.KINDS, "rows": rows, "after": after, "cursor": cursor}
     return page(request, "panel/rooms.html", context, scope=scope, nav="corridor", partial="rows")
 

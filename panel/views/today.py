@@ -118,7 +118,7 @@ def _per_palace(palace: Any, part: str, compute: Any) -> Any:
 def _part(scope: Scope, part: str) -> dict[str, Any]:
     try:
         if part == "rooms":  # bounded (the newest rooms of each kind), so read fresh every time
-            return {"directories": [(p, reads.room_directory_head(palace_id=p.pk)) for p in scope.palaces]}
+            return {"directories": [(p, sources.room_directory_head(palace=p)) for p in scope.palaces]}
         if part == "tour":
             today = timezone.localdate()
             return {"tours": [(p, reads.tour_stretch(palace_id=p.pk, today=today)) for p in scope.palaces]}
