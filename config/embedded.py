@@ -95,26 +95,26 @@ def shared_buffers_mb() -> int:
 TUNING_FILE = "atrium.conf"
 
 
-def write_tuning(pgdata: Path) -> bool:
-    """Write Atrium's server settings to `pgdata/atrium.conf`, included from postgresql.conf; True when changed."""
+def write_tuning(pgdata: Path) -> None:
+    """Write Atrium's server settings to `pgdata/atrium.conf`, included from postgresql.conf (once initialised).
+
+    Whether the running server uses them is checked on the server itself (`postgres_url`), not from these files.
+    """
     conf = pgdata / "postgresql.conf"
     if not conf.exists():
-        return False
+        return
     text = (
         "# Written by Atrium at every start (config/embedded.py); edits are overwritten.\n"
         f"shared_buffers = '{shared_buffers_mb()}MB'\n"
     )
     target = pgdata / TUNING_FILE
-    changed = not target.exists() or target.read_text() != text
-    if changed:
+    if not target.exists() or target.read_text() != text:
         target.write_text(text)
         target.chmod(0o644)  # read by the server's own user when the package runs it as another one
     include = f"include_if_exists = '{TUNING_FILE}'"
     if include not in conf.read_text():
         with conf.open("a") as handle:
             handle.write(f"\n{include}\n")
-        changed = True
-    return changed
 
 
 def _running_shared_buffers_mb(uri: str) -> int:
