@@ -428,9 +428,11 @@ def test_strip_protocol_tags_defangs_deep_nesting_without_leaving_a_tag(depth: i
     stripped = strip_protocol_tags(_nested_forgery(depth))
 
     assert stripped.endswith("payload")
-    assert "‹atrium_memory_context>" in stripped
-    assert not _has_protocol_tag(stripped.replace("‹", ""))  # positive control: the defanged tag is still there
-    assert strip_protocol_tags(stripped).count("<atrium_memory_context") == 0
+    # The defanged opener is "[": "‹" (used before) is a UTS #39 look-alike of "<", so it is now a forged tag.
+    assert "[atrium_memory_context>" in stripped
+    assert not _has_protocol_tag(stripped)
+    assert _has_protocol_tag(stripped.replace("[", "<"))  # positive control: the defanged tag is still there
+    assert strip_protocol_tags(stripped) == stripped  # nothing left that the matcher calls a tag
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Redaction does work linear in the text, measured by counting, never by a clock.
+"""Redaction and tag stripping do work linear in the text, measured by counting, never by a clock.
 
 Each redaction rule scans the text with ``pattern.search(text, pos)``. The test wraps every rule's pattern and adds
 up the stretch each call covers (from ``pos`` to the end of the match it returns, or to the end of the text).
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from memory import redaction
-from memory.redaction import redact
+from memory.redaction import redact, strip_protocol_tags
 
 
 class CountingPattern:
@@ -111,3 +111,35 @@ def test_a_declined_key_does_not_hide_a_secret_after_it(counted: list[CountingPa
 
     assert "abcDEF123456789" not in result.text and "hunter2" not in result.text
     assert result.text.count("[REDACTED:password]") == 2
+
+
+def test_tag_stripping_makes_a_bounded_number_of_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deleting tags repeats (a deletion can splice a new tag), but at most a fixed number of times, each pass
+    linear; after that the remaining tags are defanged in one more pass."""
+    passes: list[int] = []
+    real = redaction._tag_spans
+
+    def counting(text: str) -> list[tuple[int, int, int]]:
+        passes.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(redaction, "_tag_spans", counting)
+    depth = 5_000
+    forged = "<atrium_" * depth + "<current_user_request>" + "memory_context>" * depth + "payload"
+
+    stripped = strip_protocol_tags(forged)
+
+    assert len(passes) == redaction._MAX_DELETION_PASSES + 1
+    assert all(length <= len(forged) for length in passes)
+    assert stripped.endswith("payload") and len(stripped) <= len(forged)
+
+
+def test_folding_is_proportional_to_the_text() -> None:
+    """The folded copy the tag matcher reads has at most a few characters per original character."""
+    text = "<\u0430\u200b" * 10_000 + "ﬃ㍻" * 1_000
+
+    folded, origin = redaction._fold(text)
+
+    assert origin is not None and len(origin) == len(folded)
+    assert len(folded) <= 4 * len(text)
+    assert origin == sorted(origin)
