@@ -167,12 +167,13 @@ def _name_pattern(name: str) -> str:
     return _WORD_JOIN.join("".join(_chars(ch) for ch in word) for word in name.split("_"))
 
 
-# The tag body (attributes) is bounded and may not cross a newline or another bracket: a forged tag with no
-# closing bracket is still removed up to that point, and a missing ``>`` can never make us swallow the rest of
-# the memory.
+# The name ends where a tag's name ends: at whitespace, a slash, the closing bracket or the end of the text. Code
+# that compares with a variable of that name (``i < currentUserRequest.length``) is not a tag. The tag body
+# (attributes) is bounded and may not cross a newline or another bracket: a forged tag with no closing bracket is
+# still removed up to that point, and a missing ``>`` can never make us swallow the rest of the memory.
 _PROTOCOL_TAG = re.compile(
-    rf"(?P<open>{_OPEN})(?:\s|{_SLASH}){{0,8}}(?:{'|'.join(_name_pattern(n) for n in PROTOCOL_TAG_NAMES)})(?!\w)"
-    rf"(?:(?!{_OPEN}|{_CLOSE})[^\n]){{0,256}}{_CLOSE}?"
+    rf"(?P<open>{_OPEN})(?:\s|{_SLASH}){{0,8}}(?:{'|'.join(_name_pattern(n) for n in PROTOCOL_TAG_NAMES)})"
+    rf"(?=\s|{_SLASH}|{_CLOSE}|\Z)(?:(?!{_OPEN}|{_CLOSE})[^\n]){{0,256}}{_CLOSE}?"
 )
 
 
