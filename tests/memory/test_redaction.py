@@ -19,6 +19,21 @@ JWT = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNry
 RSA_KEY = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq\nq3X9+abc/def==\n-----END RSA PRIVATE KEY-----"
 OPENSSH_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----"
 PKCS8_KEY = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----"
+# Vendor prefixes are concatenated so that the test file itself is not flagged by secret scanners.
+ATRIUM_TOKEN = "atr_" + "Xq3vN9_kR2pL-7sT0yW4bZ8cF1dG6hJ5mQ0uE2iO9aV"  # "atr_" + token_urlsafe(32)
+STRIPE_LIVE = "sk_" + "live_" + "51H8kQ2eZvKYlo2C0aBcDeFgHiJk"
+STRIPE_RESTRICTED = "rk_" + "live_" + "51H8kQ2eZvKYlo2CrEsTrIcTeD99"
+SLACK_BOT = "xoxb-" + "1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+SLACK_USER = "xoxp-" + "1234567890-1234567890-1234567890123-abcdef0123456789abcdef0123456789"
+GOOGLE_KEY = "AIza" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q"
+GITLAB_PAT = "glpat-" + "xYz123AbC456dEf789gH"
+HF_TOKEN = "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz12345678"
+NPM_TOKEN = "npm_" + "AbCdEfGhIjKlMnOpQrStUvWxYz1234567890"
+BASIC_CREDENTIALS = "dXNlcjpodW50ZXIy"  # base64("user:hunter2")
+AZURE_CONNECTION = (
+    "DefaultEndpointsProtocol=https;AccountName=atriumdata;AccountKey=" + "Zm9vYmFyYmF6cXV4+/AbCdEf==" + ";"
+    "EndpointSuffix=core.windows.net"
+)
 
 
 # --- positives: (input, expected output, expected types) ---------------------------------------------------------
@@ -86,6 +101,102 @@ POSITIVE_CASES = [
     ("身份证号：11010519491231002X", "身份证号：[REDACTED:national_id_cn]", ("national_id_cn",)),
     ("id 110105199003071234 on file", "id [REDACTED:national_id_cn] on file", ("national_id_cn",)),
     ("id=44030420000229123x", "id=[REDACTED:national_id_cn]", ("national_id_cn",)),
+    # atrium_token: Atrium's own API tokens
+    (f"my atrium token is {ATRIUM_TOKEN}", "my atrium token is [REDACTED:atrium_token]", ("atrium_token",)),
+    (f"ATRIUM_TOKEN={ATRIUM_TOKEN}", "ATRIUM_TOKEN=[REDACTED:atrium_token]", ("atrium_token",)),
+    # jwt: a bare JSON Web Token, outside any header
+    (f"session cookie {JWT} expired", "session cookie [REDACTED:jwt] expired", ("jwt",)),
+    # stripe_key
+    (f"stripe {STRIPE_LIVE} in prod", "stripe [REDACTED:stripe_key] in prod", ("stripe_key",)),
+    (f"restricted key {STRIPE_RESTRICTED}.", "restricted key [REDACTED:stripe_key].", ("stripe_key",)),
+    # slack_token
+    (f"bot token {SLACK_BOT}", "bot token [REDACTED:slack_token]", ("slack_token",)),
+    (f"SLACK_TOKEN={SLACK_USER}", "SLACK_TOKEN=[REDACTED:slack_token]", ("slack_token",)),
+    # google_api_key
+    (f"maps key {GOOGLE_KEY} (restricted)", "maps key [REDACTED:google_api_key] (restricted)", ("google_api_key",)),
+    # gitlab_token
+    (f"gitlab {GITLAB_PAT} for CI", "gitlab [REDACTED:gitlab_token] for CI", ("gitlab_token",)),
+    # huggingface_token
+    (f"HF_TOKEN={HF_TOKEN}", "HF_TOKEN=[REDACTED:huggingface_token]", ("huggingface_token",)),
+    # npm_token
+    (
+        f"//registry.npmjs.org/:_authToken={NPM_TOKEN}",
+        "//registry.npmjs.org/:_authToken=[REDACTED:npm_token]",
+        ("npm_token",),
+    ),
+    # basic_auth
+    (
+        f"Authorization: Basic {BASIC_CREDENTIALS}",
+        "Authorization: Basic [REDACTED:basic_auth]",
+        ("basic_auth",),
+    ),
+    (
+        f"curl -H 'authorization: basic {BASIC_CREDENTIALS}' https://ci.example.com",
+        "curl -H 'authorization: basic [REDACTED:basic_auth]' https://ci.example.com",
+        ("basic_auth",),
+    ),
+    # password: keys that only end in a secret word, or use a short one
+    ("PGPASSWORD=hunter2 psql -h db", "PGPASSWORD=[REDACTED:password] psql -h db", ("password",)),
+    ("export DB_PASS=hunter2", "export DB_PASS=[REDACTED:password]", ("password",)),
+    ("MYSQL_PWD='s3cret'", "MYSQL_PWD='[REDACTED:password]'", ("password",)),
+    # password: command-line flags
+    ("mysqldump --password=hunter2 app", "mysqldump --password=[REDACTED:password] app", ("password",)),
+    ("mysql -u root -pS3cretPass app", "mysql -u root -p[REDACTED:password] app", ("password",)),
+    (
+        "curl -u alice:hunter2 https://api.example.com",
+        "curl -u alice:[REDACTED:password] https://api.example.com",
+        ("password",),
+    ),
+    ("curl --user=ci:t0ps3cret -X POST", "curl --user=ci:[REDACTED:password] -X POST", ("password",)),
+    # password: Azure storage connection strings
+    (
+        AZURE_CONNECTION,
+        "DefaultEndpointsProtocol=https;AccountName=atriumdata;AccountKey=[REDACTED:password];"
+        "EndpointSuffix=core.windows.net",
+        ("password",),
+    ),
+    # password: URL passwords that contain "@", and an empty user
+    (
+        "postgres://app:p@ss@w0rd@db.internal:5432/app",
+        "postgres://app:[REDACTED:password]@db.internal:5432/app",
+        ("password",),
+    ),
+    ("redis://:s3cret@cache:6379/0", "redis://:[REDACTED:password]@cache:6379/0", ("password",)),
+    # password: told in a sentence
+    (
+        "The staging database password is hunter2",
+        "The staging database password is [REDACTED:password]",
+        ("password",),
+    ),
+    (
+        "The password for the staging db is Tr0ub4dor&3.",
+        "The password for the staging db is [REDACTED:password].",
+        ("password",),
+    ),
+    ("I set the password to 'swordfish'", "I set the password to '[REDACTED:password]'", ("password",)),
+    ("The door PIN is 4821", "The door PIN is [REDACTED:password]", ("password",)),
+    ("password: letmein", "password: [REDACTED:password]", ("password",)),
+    # email
+    ("mail alice.smith+ops@example.co.uk today", "mail [REDACTED:email] today", ("email",)),
+    ("<bob@example.com>", "<[REDACTED:email]>", ("email",)),
+    # card_number: Luhn-valid, known issuer and length
+    ("card 4539 1488 0343 6467 exp 12/27", "card [REDACTED:card_number] exp 12/27", ("card_number",)),
+    ("amex 3742-454554-00126", "amex [REDACTED:card_number]", ("card_number",)),
+    ("5425233430109903", "[REDACTED:card_number]", ("card_number",)),
+    # ssn
+    ("SSN 078-05-1120 on the form", "SSN [REDACTED:ssn] on the form", ("ssn",)),
+    ("her ssn: 078051120", "her ssn: [REDACTED:ssn]", ("ssn",)),
+    ("social security number is 219 09 9999", "social security number is [REDACTED:ssn]", ("ssn",)),
+    # date_of_birth: a date next to a birth label
+    ("DOB: 1990-03-07", "DOB: [REDACTED:date_of_birth]", ("date_of_birth",)),
+    (
+        "patient born on 7 March 1990, admitted",
+        "patient born on [REDACTED:date_of_birth], admitted",
+        ("date_of_birth",),
+    ),
+    ("date of birth 03/07/1990", "date of birth [REDACTED:date_of_birth]", ("date_of_birth",)),
+    ("Birthday is Dec. 25, 1985", "Birthday is [REDACTED:date_of_birth]", ("date_of_birth",)),
+    ("出生日期：1990年3月7日", "出生日期：[REDACTED:date_of_birth]", ("date_of_birth",)),
 ]
 
 
@@ -147,6 +258,46 @@ NEGATIVE_CASES = [
     "11010519491331002X has month 13",
     "1101051949123100211 is nineteen digits",
     "snowflake 1234567890123456789",
+    # vendor prefixes named, not used
+    "Stripe keys look like sk_live_…, publishable ones pk_live_abcdefghijklmnop1234",
+    "Slack tokens start with xoxb-",
+    "GitLab personal tokens start with glpat-",
+    "hf_hub_download fetches a file",
+    "npm_config_registry is an env var",
+    "atr_short is not a token",
+    "the eyJ prefix marks a JWT header",
+    # basic_auth
+    "Authorization: Basic authentication is disabled",
+    # password: prose about passwords stays as written
+    "To rotate the Redis password: update the secret in Vault",
+    "The password is required and the token is valid for 24h",
+    "Always use a strong password; the password must be 12+ characters",
+    "the --password flag is deprecated, use --password-file",
+    "Passwords live in 1Password, never in the repo",
+    "password_hint=true",
+    "ssh -p2222 deploy@10.0.0.5",
+    "gcc -pthread -pedantic main.c",
+    "docker run -u 1000:1000 atrium",
+    "set the token to expire after 30 days",
+    # email: SSH logins and git origins are not personal addresses
+    "git@github.com:atrium/atrium.git",
+    "ssh deploy@staging.example.com",
+    "ssh://git@gitlab.example.com/team/repo.git",
+    "pip install requests@2.31.0 and react@18.2.0",
+    "@property decorators and @scope/pkg names",
+    # card_number, ssn, date_of_birth: numbers that are not
+    "order 4111111111111112 failed Luhn",
+    "epoch ms 1700000000000",
+    "call 555-123-4567",
+    "area 000-12-3456 and 666-12-3456 are never issued",
+    "ticket 123-45-67890",
+    "released 2024-05-01, deprecated 2025-01-01",
+    "build 19900307 shipped",
+    # harmless look-alikes
+    "upgrade to 1.24.0-rc1, then 2.0.0+build.5 (Python 3.12.1)",
+    "request id 550e8400-e29b-41d4-a716-446655440000",
+    "fixed in e83c5163316f89bfbde7d9ab23ca2e25604af290 (short e83c516)",
+    "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
 ]
 
 
@@ -277,9 +428,11 @@ def test_strip_protocol_tags_defangs_deep_nesting_without_leaving_a_tag(depth: i
     stripped = strip_protocol_tags(_nested_forgery(depth))
 
     assert stripped.endswith("payload")
-    assert "‹atrium_memory_context>" in stripped
-    assert not _has_protocol_tag(stripped.replace("‹", ""))  # positive control: the defanged tag is still there
-    assert strip_protocol_tags(stripped).count("<atrium_memory_context") == 0
+    # The defanged opener is "[": "‹" (used before) is a UTS #39 look-alike of "<", so it is now a forged tag.
+    assert "[atrium_memory_context>" in stripped
+    assert not _has_protocol_tag(stripped)
+    assert _has_protocol_tag(stripped.replace("[", "<"))  # positive control: the defanged tag is still there
+    assert strip_protocol_tags(stripped) == stripped  # nothing left that the matcher calls a tag
 
 
 @pytest.mark.parametrize(
