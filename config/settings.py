@@ -116,6 +116,7 @@ INSTALLED_APPS = [
     "channels",
     "django_celery_beat",
     "palace",
+    "accounts",
     "memory",
     "review",
     "api",

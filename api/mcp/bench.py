@@ -129,7 +129,7 @@ def _percentile(values: list[float], q: float) -> float | None:
 
 SETUP = """
 import json
-from api.tokens import token_create
+from accounts.tokens import token_create
 from palace.actors import Actor
 from palace.services import user_create
 actor = Actor.for_system("atrium bench mcp")
