@@ -119,6 +119,7 @@ INSTALLED_APPS = [
     "accounts",
     "memory",
     "review",
+    "ops",
     "api",
     "panel",
 ]

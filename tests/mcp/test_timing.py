@@ -100,8 +100,8 @@ def test_server_timing_header_format() -> None:
 
 def test_bench_report_on_a_tiny_run(tokens: dict[str, str]) -> None:
     """Two official clients for a second, in process: the report's keys, 0 errors, every save read back."""
-    from api.mcp import bench
     from config.asgi import application
+    from ops import bench_mcp as bench
 
     report = bench.measure(
         url=f"{BASE}/mcp",
@@ -144,8 +144,8 @@ def test_bench_report_on_a_tiny_run(tokens: dict[str, str]) -> None:
 
 
 def test_bench_one_client_is_labelled_without_queueing(tokens: dict[str, str]) -> None:
-    from api.mcp import bench
     from config.asgi import application
+    from ops import bench_mcp as bench
 
     report = bench.measure(
         url=f"{BASE}/mcp",

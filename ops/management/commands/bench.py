@@ -23,8 +23,8 @@ class Command(BaseCommand):
         search.add_argument("--queries", type=int, default=200, help="measured searches (default 200)")
         search.add_argument("--saves", type=int, default=50, help="measured single saves (default 50)")
         search.add_argument("--json", action="store_true", help="print one JSON object")
-        mcp = sub.add_parser("mcp", help="MCP tool-call latency (api.mcp.bench)")
-        mcp.add_argument("args", nargs="*", help="passed to api.mcp.bench.run")
+        mcp = sub.add_parser("mcp", help="MCP tool-call latency (ops.bench_mcp)")
+        mcp.add_argument("args", nargs="*", help="passed to ops.bench_mcp.run")
         mcp.add_argument("--clients", type=int, default=20, help="concurrent MCP clients (default 20)")
         mcp.add_argument("--seconds", type=float, default=30.0, help="how long they run (default 30)")
         mcp.add_argument("--url", default=None, help="a running server's MCP URL (default: start one)")
@@ -41,7 +41,7 @@ class Command(BaseCommand):
         if options["queries"] < 1 or options["saves"] < 1:
             raise CommandError("--queries and --saves must be positive")
         logging.getLogger("palace.slots").setLevel(logging.ERROR)
-        from memory.benchmark import run_search_bench
+        from ops.bench_search import run_search_bench
 
         # A bench drops the HNSW index for its bulk load and rebuilds it, and removes its palaces, in `finally`
         # blocks: make SIGTERM unwind like Ctrl-C so they run (a killed bench once left a database without index).
@@ -75,14 +75,14 @@ class Command(BaseCommand):
 
     def _mcp(self, options: dict[str, Any]) -> None:
         try:
-            module = importlib.import_module("api.mcp.bench")
+            module = importlib.import_module("ops.bench_mcp")
         except ImportError as exc:
             raise CommandError(
-                f"`atrium bench mcp` needs api.mcp.bench, which is not available in this build ({exc})"
+                f"`atrium bench mcp` needs ops.bench_mcp, which is not available in this build ({exc})"
             ) from exc
         runner = getattr(module, "run", None)
         if not callable(runner):
-            raise CommandError("api.mcp.bench has no run(...) function")
+            raise CommandError("ops.bench_mcp has no run(...) function")
         offered = {
             "argv": options.get("args", []),
             "args": options.get("args", []),
