@@ -19,7 +19,7 @@ def main() -> None:
         from django.core.management import execute_from_command_line
     except ImportError as exc:  # pragma: no cover
         raise SystemExit("Django is not installed: run `uv sync` first") from exc
-    from config.embedded import EmbeddedError
+    from ops.embedded import EmbeddedError
 
     try:
         execute_from_command_line(argv)

@@ -162,7 +162,7 @@ TEMPLATES = [
 DATABASE_URL = env("DATABASE_URL")
 ATRIUM_EMBEDDED_POSTGRES = not DATABASE_URL
 if ATRIUM_EMBEDDED_POSTGRES:
-    from config.embedded import postgres_url
+    from ops.embedded import postgres_url
 
     os.environ["ATRIUM_HOME"] = str(ATRIUM_HOME)
     DATABASE_URL = postgres_url(ATRIUM_HOME)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 INTERNAL = {
     "ATRIUM_EMBEDDED_POSTGRES",
     "ATRIUM_EMBEDDED_REDIS",
@@ -25,7 +25,7 @@ def variables_read_by_code() -> set[str]:
     pattern = re.compile(
         r'(?:env(?:_bool|_int|_float|_list)?\(|os\.environ(?:\.get)?[\[(]|environ\.get\()"([A-Z][A-Z0-9_]+)"'
     )
-    for folder in ("config", "palace", "memory", "review", "api", "panel"):
+    for folder in ("config", "palace", "accounts", "memory", "review", "ops", "api", "panel"):
         for path in (ROOT / folder).rglob("*.py"):
             names |= set(pattern.findall(path.read_text()))
     return names - INTERNAL
@@ -46,7 +46,7 @@ def test_exited_processes_are_dropped_from_the_embedded_server_handles(tmp_path:
 
     import psutil
 
-    from config.embedded import _prune_dead_handles
+    from ops.embedded import _prune_dead_handles
 
     gone = subprocess.Popen(["true"])
     gone.wait()
@@ -72,7 +72,7 @@ def test_the_embedded_server_runs_with_atriums_shared_buffers(settings: Any) -> 
     home = settings.ATRIUM_HOME / "tuning"
     home.mkdir()
     probe = (
-        "import sys, psycopg; from pathlib import Path; from config.embedded import postgres_url; "
+        "import sys, psycopg; from pathlib import Path; from ops.embedded import postgres_url; "
         "uri = postgres_url(Path(sys.argv[1]), delete_on_exit=sys.argv[2] == 'delete'); "
         "print(psycopg.connect(uri).execute('SHOW shared_buffers').fetchone()[0])"
     )
@@ -93,7 +93,7 @@ def test_the_embedded_server_runs_with_atriums_shared_buffers(settings: Any) -> 
 
 @pytest.mark.parametrize("value", ["lots", "8"])
 def test_a_bad_shared_buffers_setting_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
-    from config.embedded import EmbeddedError, shared_buffers_mb
+    from ops.embedded import EmbeddedError, shared_buffers_mb
 
     monkeypatch.setenv("ATRIUM_PG_SHARED_BUFFERS", value)
     with pytest.raises(EmbeddedError, match="ATRIUM_PG_SHARED_BUFFERS"):

@@ -26,7 +26,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from config import embedded
+from ops import embedded
 from palace.actors import Actor
 from palace.services import user_create
 
