@@ -12,7 +12,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from api.mcp.base import SERVICE_MS_META
-from api.mcp.timing import RequestTiming, parse_server_timing
+from api.mcp.timing import RequestTiming
+from ops.bench_mcp import parse_server_timing
 from tests.mcp.conftest import BASE, MODES, raw_post_sync, run
 
 
@@ -96,6 +97,12 @@ def test_server_timing_header_format() -> None:
     assert "service" not in RequestTiming(started=1.0).header(now=1.001).decode()
     assert parse_server_timing(None) == {}
     assert parse_server_timing('cache;desc="hit", db;dur=x, app;dur=3') == {"app": 3.0}
+
+
+def test_the_bench_reads_the_service_time_under_the_key_the_server_writes() -> None:
+    from ops import bench_mcp
+
+    assert bench_mcp.SERVICE_MS_META == SERVICE_MS_META
 
 
 def test_bench_report_on_a_tiny_run(tokens: dict[str, str]) -> None:

@@ -512,21 +512,3 @@ def test_an_interrupted_bench_restores_the_index_and_removes_its_palaces(
     assert loads == [20]
     assert index_definition() == before
     assert Palace.objects.count() == palaces
-
-
-def test_bench_mcp_dispatches_to_the_mcp_bench_or_says_it_is_missing(db: Any, monkeypatch: Any) -> None:
-    import sys
-    import types
-
-    from django.core.management import CommandError, call_command
-
-    calls: list[dict[str, Any]] = []
-    fake = types.ModuleType("ops.bench_mcp")
-    fake.run = lambda *, clients, as_json, stdout: calls.append({"clients": clients, "as_json": as_json})  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "ops.bench_mcp", fake)
-    call_command("bench", "mcp", "--clients", "2", "--json")
-    assert calls == [{"clients": 2, "as_json": True}]
-
-    monkeypatch.setitem(sys.modules, "ops.bench_mcp", None)  # an import of it now fails
-    with pytest.raises(CommandError, match="ops.bench_mcp"):
-        call_command("bench", "mcp")
