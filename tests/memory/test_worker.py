@@ -23,9 +23,9 @@ from django.db import connection
 
 from memory.models import Memory
 from memory.tasks import embeddings_backfill_task
+from memory.testing import make_memory
 from ops.health import health_report
 from palace.models import OpLog, Palace
-from tests.keeping import make_memory
 
 BOUND_S = 60  # for the tasks, once the worker answers
 STARTUP_S = 60  # measured 24–36 s to answer a ping at load average 8–10 (Django + Celery imports)
