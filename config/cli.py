@@ -21,6 +21,9 @@ ALIASES = {"mcp-config": "mcp_config", "backfill-embeddings": "backfill_embeddin
 NO_DATABASE = frozenset(
     {"check", "help", "version", "collectstatic", "compilemessages", "makemessages", "diffsettings", "startapp"}
 )
+# Subcommands that never use this installation's database: `bench mcp` measures a server over HTTP (a throwaway one
+# in a temporary ATRIUM_HOME, or the one at --url).
+NO_DATABASE_SUBCOMMANDS = frozenset({("bench", "mcp")})
 # Commands that work on a database with pending migrations, or manage them: they do not migrate first.
 NO_MIGRATE_FIRST = NO_DATABASE | {
     "migrate",
@@ -80,7 +83,7 @@ def _prepare(argv: list[str]) -> None:
         return  # `check` reports the configuration problems itself; help needs nothing
     refuse_bad_configuration()
     django.setup()  # the app registry only: nothing connects yet
-    if command in NO_DATABASE or command not in get_commands():
+    if command in NO_DATABASE or tuple(argv[1:3]) in NO_DATABASE_SUBCOMMANDS or command not in get_commands():
         return  # Django itself answers an unknown command
     start_embedded_database()
     if command not in NO_MIGRATE_FIRST:
