@@ -16,6 +16,9 @@ from typing import Any
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+from config.prepare import prepare_process
+
+prepare_process()  # a bad configuration stops the server; the embedded PostgreSQL is started or joined
 django_app = get_asgi_application()  # before anything that imports models
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402

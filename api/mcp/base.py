@@ -25,7 +25,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ValidationError
 
-from api.auth import Caller
+from accounts.caller import Caller
 from api.mcp.context import current_token_id, load_caller
 from api.mcp.timing import current_timing
 from palace.errors import AtriumError, Conflict, InvalidInput, NotFound, PermissionDenied

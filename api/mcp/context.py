@@ -12,8 +12,8 @@ from asgiref.sync import sync_to_async
 from django.utils import timezone
 from mcp.server.auth.middleware.auth_context import get_access_token
 
-from api.auth import Caller
-from api.models import ApiToken
+from accounts.caller import Caller
+from accounts.models import ApiToken
 from palace.errors import NotFound, PermissionDenied
 from palace.selectors import palace_get
 

@@ -19,11 +19,11 @@ from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, Server
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl
 
+from accounts.tokens import token_verify
 from api.mcp.timing import current_timing
-from api.tokens import token_verify
 
 if TYPE_CHECKING:
-    from api.models import ApiToken
+    from accounts.models import ApiToken
 
 # The token row the verifier loaded for this request (with its user), so a tool need not load it again. Set in the
 # request's own context by the SDK's auth middleware; tool handlers run under a snapshot of that context.

@@ -16,7 +16,6 @@ The figures are the server's own clock, never client input, and say nothing abou
 
 from __future__ import annotations
 
-import contextlib
 import time
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -43,17 +42,3 @@ class RequestTiming:
 # The timing of the MCP request being served (set by config/asgi.py; tool handlers and the token verifier run in
 # copies of the request's context and add to the same object).
 current_timing: ContextVar[RequestTiming | None] = ContextVar("atrium_mcp_timing", default=None)
-
-
-def parse_server_timing(value: str | None) -> dict[str, float]:
-    """`{"total": 12.4, "service": 9.9, ...}` from a Server-Timing header value (unknown or malformed parts are
-    skipped)."""
-    out: dict[str, float] = {}
-    for part in (value or "").split(","):
-        name, _, params = part.strip().partition(";")
-        for param in params.split(";"):
-            key, _, number = param.strip().partition("=")
-            if key == "dur" and name:
-                with contextlib.suppress(ValueError):
-                    out[name.strip()] = float(number)
-    return out

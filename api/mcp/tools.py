@@ -15,7 +15,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from api.auth import Caller
+from accounts.caller import Caller
 from api.mcp import rendering, schemas
 from api.mcp.base import run_tool
 from api.mcp.context import palace_for

@@ -5,7 +5,7 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Router
 
-from api.health import health_report
+from ops.health import health_report
 
 router = Router(tags=["health"])
 

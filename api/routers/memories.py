@@ -14,7 +14,8 @@ from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema, Status
 from pydantic import ConfigDict
 
-from api.auth import Caller, caller_of
+from accounts.caller import Caller
+from api.auth import caller_of
 from api.schemas import ErrorOut
 from memory import selectors, services
 from memory.models import Memory

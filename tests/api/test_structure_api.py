@@ -10,8 +10,8 @@ import pytest
 
 from memory.embeddings import embed_passages
 from memory.models import Edge, Memory
+from memory.testing import make_memory
 from palace.models import OpLog, Palace, Room
-from tests.keeping import make_memory
 
 Get = Callable[..., Any]
 

@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from api.models import ApiToken
+from accounts.models import ApiToken
 from memory.models import Memory
 from palace.selectors import palace_get
 

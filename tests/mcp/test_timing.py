@@ -12,7 +12,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from api.mcp.base import SERVICE_MS_META
-from api.mcp.timing import RequestTiming, parse_server_timing
+from api.mcp.timing import RequestTiming
+from ops.bench_mcp import parse_server_timing
 from tests.mcp.conftest import BASE, MODES, raw_post_sync, run
 
 
@@ -98,10 +99,16 @@ def test_server_timing_header_format() -> None:
     assert parse_server_timing('cache;desc="hit", db;dur=x, app;dur=3') == {"app": 3.0}
 
 
+def test_the_bench_reads_the_service_time_under_the_key_the_server_writes() -> None:
+    from ops import bench_mcp
+
+    assert bench_mcp.SERVICE_MS_META == SERVICE_MS_META
+
+
 def test_bench_report_on_a_tiny_run(tokens: dict[str, str]) -> None:
     """Two official clients for a second, in process: the report's keys, 0 errors, every save read back."""
-    from api.mcp import bench
     from config.asgi import application
+    from ops import bench_mcp as bench
 
     report = bench.measure(
         url=f"{BASE}/mcp",
@@ -144,8 +151,8 @@ def test_bench_report_on_a_tiny_run(tokens: dict[str, str]) -> None:
 
 
 def test_bench_one_client_is_labelled_without_queueing(tokens: dict[str, str]) -> None:
-    from api.mcp import bench
     from config.asgi import application
+    from ops import bench_mcp as bench
 
     report = bench.measure(
         url=f"{BASE}/mcp",

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
+from accounts.models import ApiToken
+from accounts.tokens import token_revoke
 from api.mcp.server import WRITE_TOOLS
-from api.models import ApiToken
-from api.tokens import token_revoke
 from palace.actors import Actor
 from tests.mcp.conftest import MODES, mcp_client, raw_post_sync, run
 

@@ -14,8 +14,8 @@ from asgiref.sync import sync_to_async
 from django.db import connection
 from django.db.backends.signals import connection_created
 
-from api.mcp.timing import parse_server_timing
 from api.mcp.workers import OrmWorkers
+from ops.bench_mcp import parse_server_timing
 from tests.mcp.conftest import call, mcp_client, raw_post, run
 
 CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "memory_stats", "arguments": {}}}

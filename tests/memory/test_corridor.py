@@ -17,9 +17,9 @@ from memory.corridor import (
 from memory.embeddings import embed_passages
 from memory.models import Edge, Memory
 from memory.searchtext import build_embedding_text
+from memory.testing import make_memory
 from palace.errors import InvalidInput
 from palace.models import Palace
-from tests.keeping import make_memory
 
 
 @pytest.fixture
@@ -34,7 +34,7 @@ def edge(a: Memory, b: Memory, kind: str = "related", status: str = "") -> Edge:
 def test_room_directory_counts_slots_and_shows_the_latest_placard(palace: Palace) -> None:
     from datetime import timedelta
 
-    from tests.keeping import T0
+    from memory.testing import T0
 
     make_memory(palace, placard="Old placard", created_at=T0)
     make_memory(palace, placard="Newest placard", created_at=T0 + timedelta(days=2))
@@ -57,8 +57,8 @@ def test_the_bounded_directory_forms_agree_with_the_whole_directory(palace: Pala
     as room_directory; only which rooms they hold differs."""
     from datetime import timedelta
 
+    from memory.testing import T0
     from palace.models import Room
-    from tests.keeping import T0
 
     make_memory(palace, placard="Old placard", created_at=T0)
     make_memory(palace, placard="Newest placard", created_at=T0 + timedelta(days=2))

@@ -18,16 +18,16 @@ from django.db import connection
 from django.test import override_settings
 from django_celery_beat.models import PeriodicTask
 
-from api.health import health_report
 from memory import tasks
 from memory.jobs import decay_run, distill_clusters, distill_rules, distill_run, embeddings_backfill
 from memory.llm import LLMConfig
 from memory.models import Edge, Memory
 from memory.services import memory_restore, memory_save
+from memory.testing import T0, make_memory, topic_vectors
+from ops.health import health_report
 from palace.actors import Actor
 from palace.models import OpLog, Palace
 from tests.fakes.openai_server import FakeOpenAI, chat_content, chat_json, http_error, raw_json, slow
-from tests.keeping import T0, make_memory, topic_vectors
 
 DAY = timedelta(days=1)
 

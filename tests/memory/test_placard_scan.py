@@ -8,9 +8,9 @@ import pytest
 
 from memory.models import Memory
 from memory.placard_scan import refurb_list
+from memory.testing import make_memory
 from palace.models import Palace
 from palace.placards import placard_score
-from tests.keeping import make_memory
 
 PLACARDS = [
     ("fact", "Deploy freeze 2026-11"),

@@ -479,7 +479,7 @@ def test_an_interrupted_bench_restores_the_index_and_removes_its_palaces(
     from django.core.management import call_command
     from django.db import connection
 
-    import memory.benchmark as bench
+    import ops.bench_search as bench
 
     def index_definition() -> str | None:
         with connection.cursor() as cursor:
@@ -512,21 +512,3 @@ def test_an_interrupted_bench_restores_the_index_and_removes_its_palaces(
     assert loads == [20]
     assert index_definition() == before
     assert Palace.objects.count() == palaces
-
-
-def test_bench_mcp_dispatches_to_the_mcp_bench_or_says_it_is_missing(db: Any, monkeypatch: Any) -> None:
-    import sys
-    import types
-
-    from django.core.management import CommandError, call_command
-
-    calls: list[dict[str, Any]] = []
-    fake = types.ModuleType("api.mcp.bench")
-    fake.run = lambda *, clients, as_json, stdout: calls.append({"clients": clients, "as_json": as_json})  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "api.mcp.bench", fake)
-    call_command("bench", "mcp", "--clients", "2", "--json")
-    assert calls == [{"clients": 2, "as_json": True}]
-
-    monkeypatch.setitem(sys.modules, "api.mcp.bench", None)  # an import of it now fails
-    with pytest.raises(CommandError, match="api.mcp.bench"):
-        call_command("bench", "mcp")

@@ -23,8 +23,9 @@ from django.db import connection
 
 from memory.models import Memory
 from memory.tasks import embeddings_backfill_task
+from memory.testing import make_memory
+from ops.health import health_report
 from palace.models import OpLog, Palace
-from tests.keeping import make_memory
 
 BOUND_S = 60  # for the tasks, once the worker answers
 STARTUP_S = 60  # measured 24–36 s to answer a ping at load average 8–10 (Django + Celery imports)
@@ -119,7 +120,7 @@ def _wait_for(predicate: Any, *, until: float, log: Path) -> None:
 def test_real_worker_backfills_embeddings_and_loads_the_embedder_once(
     alice: Any, worker: tuple[subprocess.Popen[bytes], str, Path]
 ) -> None:
-    proc, _, log = worker
+    proc, name, log = worker
     started = time.monotonic()
     until = started + BOUND_S
     palace = Palace.objects.get(personal_owner=alice)
@@ -151,3 +152,6 @@ def test_real_worker_backfills_embeddings_and_loads_the_embedder_once(
     assert loaded_at is not None
     print(f"two backfill tasks done end to end in {time.monotonic() - started:.1f} s")
     assert time.monotonic() - started < BOUND_S
+    # The health report's ping (its own Celery app on the configured broker) finds this worker.
+    celery = health_report()["celery"]
+    assert celery["ok"] is True and name in celery["workers"], celery

@@ -13,13 +13,13 @@ from django.test import override_settings
 from memory.jobs import slots_backfill
 from memory.models import Memory
 from memory.services import memory_forget, memory_save, memory_update
+from memory.testing import SYSTEM, make_memory
 from palace import slots as slots_module
 from palace.actors import Actor
 from palace.errors import InvalidInput
 from palace.models import OpLog, Palace, Room, Slot, TourStop
 from palace.slots import slot_assign
 from palace.structure import room_rename, rooms_of, slot_neighbours, tour_route
-from tests.keeping import SYSTEM, make_memory
 
 
 @pytest.fixture

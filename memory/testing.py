@@ -1,5 +1,9 @@
-"""Helpers for the tests of the palace's keeping (slots, placards, corridor, review, jobs): memories created
-directly, slotted exactly as the write pipeline slots them, with full control over time, vectors and status."""
+"""Test factories for the palace's keeping (slots, placards, corridor, review, jobs): memories created directly,
+slotted exactly as the write pipeline slots them, with full control over time, vectors and status.
+
+Shipped with the memory app it mirrors (as django.test and channels.testing are), not kept under tests/: tests of
+every app import it, it must follow the models and the slotting it imitates, and here mypy checks it with them.
+"""
 
 from __future__ import annotations
 

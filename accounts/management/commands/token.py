@@ -9,8 +9,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from api.models import ApiToken
-from api.tokens import token_create, token_revoke
+from accounts.models import ApiToken
+from accounts.tokens import token_create, token_revoke
 from palace.actors import Actor
 from palace.errors import AtriumError
 

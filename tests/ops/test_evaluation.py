@@ -1,6 +1,6 @@
 """`atrium eval` on a tiny hand-made dataset whose answers are known.
 
-tests/memory/data/tiny.jsonl: one conversation, two sessions, six turns (D1:2 "ok thanks" is low-entropy and
+tests/ops/data/tiny.jsonl: one conversation, two sessions, six turns (D1:2 "ok thanks" is low-entropy and
 dropped by the pipeline), five questions:
 
 - q0 single-hop, the puppy's name -> D1:1, found first;
@@ -22,8 +22,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from memory.evaluation import load_dataset, parse_session_time, score_question, turn_content
 from memory.models import Memory
+from ops.evaluation import load_dataset, parse_session_time, score_question, turn_content
 from palace.models import OpLog, Palace
 
 TINY = Path(__file__).parent / "data" / "tiny.jsonl"
@@ -102,7 +102,7 @@ def test_eval_never_reads_answers_evidence_or_categories_before_scoring(tmp_path
     blind = json.loads(json.dumps(original))
     for question in blind[0]["questions"]:
         question["answer"] = "?"
-    from memory import evaluation
+    from ops import evaluation
 
     seen: list[list[str]] = []
     real_search = evaluation._search

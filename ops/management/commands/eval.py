@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memory.evaluation import SEARCH_DEPTH, SESSION_K, DatasetError, evaluate_dataset, load_dataset
+from ops.evaluation import SEARCH_DEPTH, SESSION_K, DatasetError, evaluate_dataset, load_dataset
 
 
 def _parse_ks(raw: str) -> tuple[int, ...]:

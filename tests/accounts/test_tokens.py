@@ -8,8 +8,8 @@ from typing import Any
 import time_machine
 from django.utils import timezone
 
-from api.models import ApiToken
-from api.tokens import hash_token, token_create, token_revoke, token_verify
+from accounts.models import ApiToken
+from accounts.tokens import hash_token, token_create, token_revoke, token_verify
 from palace.actors import Actor
 from palace.models import OpLog
 

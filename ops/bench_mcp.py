@@ -23,7 +23,6 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import json
@@ -43,9 +42,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from api.mcp.base import SERVICE_MS_META
-from api.mcp.timing import parse_server_timing
-
+# The result `_meta` key in which the server reports a tool's service time (api/mcp/base.py; a test pins the two
+# equal). The bench talks to the server over HTTP only, so it names the key instead of importing the server.
+SERVICE_MS_META = "dev.atrium/service_ms"
 WARMUP_CALLS = 2  # per client, before the timed window: one save, one search
 GOAL_OVERHEAD_MS = 10.0
 
@@ -129,7 +128,7 @@ def _percentile(values: list[float], q: float) -> float | None:
 
 SETUP = """
 import json
-from api.tokens import token_create
+from accounts.tokens import token_create
 from palace.actors import Actor
 from palace.services import user_create
 actor = Actor.for_system("atrium bench mcp")
@@ -191,6 +190,20 @@ def local_server(clients: int) -> Iterator[tuple[str, list[str]]]:
 def _sentence(rng: random.Random, client: int, n: int) -> str:
     words = " ".join(rng.choice(WORDS) for _ in range(10))
     return f"Bench client {client} note {n}: the {words} step was checked at {rng.randint(1000, 9999)}."
+
+
+def parse_server_timing(value: str | None) -> dict[str, float]:
+    """`{"total": 12.4, "service": 9.9, ...}` from a Server-Timing header value (unknown or malformed parts are
+    skipped). The header's parts are described in api/mcp/timing.py, which writes it."""
+    out: dict[str, float] = {}
+    for part in (value or "").split(","):
+        name, _, params = part.strip().partition(";")
+        for param in params.split(";"):
+            key, _, number = param.strip().partition("=")
+            if key == "dur" and name:
+                with contextlib.suppress(ValueError):
+                    out[name.strip()] = float(number)
+    return out
 
 
 def _rpc_method(request: Any) -> str | None:
@@ -396,38 +409,10 @@ def _loadavg() -> list[float] | None:
     return None
 
 
-def _parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="atrium bench mcp")
-    parser.add_argument("--clients", type=int, default=20)
-    parser.add_argument("--seconds", type=float, default=30.0)
-    parser.add_argument("--url", default=None, help="a running server's MCP URL (default: start one)")
-    parser.add_argument("--token", action="append", default=[], help="write token(s) for --url")
-    parser.add_argument("--json", action="store_true")
-    return parser.parse_args(argv or [])
+def run(*, clients: int, seconds: float, url: str | None, tokens: list[str], as_json: bool, stdout: Any = None) -> None:
+    """Run the benchmark and print a report (one JSON object with `as_json`). See the module docstring.
 
-
-def run(
-    *,
-    clients: int | None = None,
-    seconds: float | None = None,
-    url: str | None = None,
-    tokens: list[str] | None = None,
-    json: bool = False,
-    argv: list[str] | None = None,
-    as_json: bool = False,
-    stdout: Any = None,
-) -> dict[str, Any] | None:
-    """Run the benchmark; print a report (or one JSON object with `json`/`as_json`). See the module docstring."""
-    args = _parse(argv)
-    clients = clients or args.clients
-    seconds = seconds or args.seconds
-    url = url or args.url
-    tokens = tokens or args.token
-    want_json = json or as_json or args.json
-    if not 1 <= clients <= 500 or not 0 < seconds <= 3600:
-        raise SystemExit("--clients must be 1–500 and --seconds 0–3600")
-    if url and not tokens:
-        raise SystemExit("--url needs at least one --token (a write token of that server)")
+    `url` None starts a throwaway server; otherwise `tokens` are write tokens of the server at `url`."""
     if url:
         report = measure(url=url, tokens=tokens, clients=clients, seconds=seconds)
         report["server"] = "given by --url"
@@ -436,11 +421,7 @@ def run(
             report = measure(url=local_url, tokens=local_tokens, clients=clients, seconds=seconds)
         report["server"] = "atrium up --no-worker in a temporary ATRIUM_HOME (embedded PostgreSQL and Redis)"
     out = stdout or sys.stdout
-    if want_json:
-        out.write(_json_dumps(report) + "\n")
-        return None
-    out.write(_human(report))
-    return None
+    out.write(_json_dumps(report) + "\n" if as_json else _human(report))
 
 
 def _json_dumps(report: dict[str, Any]) -> str:

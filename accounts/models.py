@@ -28,6 +28,8 @@ class ApiToken(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        # The table kept the name it had when tokens lived in the `api` app (moved by a state-only migration).
+        db_table = "api_apitoken"
         ordering = ["-created_at"]
 
     def __str__(self) -> str:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from django.db import transaction
 from django.utils import timezone
 
-from api.models import TOKEN_PREFIX, ApiToken
+from accounts.models import TOKEN_PREFIX, ApiToken
 from palace.actors import Actor
 from palace.errors import InvalidInput, NotFound
 from palace.oplog import oplog_write

@@ -1,15 +1,23 @@
-"""Honest health: every figure is measured now, or reported as unknown with the reason. Never a healthy default."""
+"""Honest health: every figure is measured now, or reported as unknown with the reason. Never a healthy default.
+
+One report for every door: the REST route (GET /api/v1/health) and the panel's health ring both call
+`health_report()`.
+"""
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Any
 
 import redis
-from django.apps import apps
+from celery import Celery
 from django.conf import settings
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
+
+from memory.embeddings import embedder_status
+from memory.models import Memory
 
 
 def _check(fn: Any) -> dict[str, Any]:
@@ -39,10 +47,15 @@ def _database() -> dict[str, Any]:
     }
 
 
-def _migrations() -> dict[str, Any]:
+def pending_migrations() -> list[str]:
+    """The migrations not yet applied to the database, as app_label.name, in the order they would run."""
     executor = MigrationExecutor(connection)
     plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
-    pending = [f"{m.app_label}.{m.name}" for m, _ in plan]
+    return [f"{migration.app_label}.{migration.name}" for migration, _ in plan]
+
+
+def _migrations() -> dict[str, Any]:
+    pending = pending_migrations()
     return {"ok": not pending, "pending": pending}
 
 
@@ -55,12 +68,19 @@ def _redis() -> dict[str, Any]:
     return {"ok": True, "embedded": bool(settings.ATRIUM_EMBEDDED_REDIS)}
 
 
+@functools.cache
+def _broker_app() -> Celery:
+    """A Celery app on the configured broker, only to ping workers. Its own instance (not made current), so this
+    module needs neither config.celery nor whichever app happens to be current in this process."""
+    app = Celery("atrium-health", set_as_current=False)
+    app.config_from_object("django.conf:settings", namespace="CELERY")
+    return app
+
+
 def _celery(redis_ok: bool) -> dict[str, Any]:
     if not redis_ok:
         return {"ok": None, "workers": None, "reason": "unknown: the broker (Redis) is unreachable"}
-    from config.celery import app
-
-    replies = app.control.ping(timeout=1.0) or []
+    replies = _broker_app().control.ping(timeout=1.0) or []
     workers = sorted(name for reply in replies for name in reply)
     if not workers:
         return {"ok": False, "workers": [], "reason": "no worker answered a ping within 1 s"}
@@ -68,19 +88,11 @@ def _celery(redis_ok: bool) -> dict[str, Any]:
 
 
 def _memory_counts() -> dict[str, Any]:
-    if not apps.is_installed("memory") or "memory" not in apps.app_configs:
-        return {"ok": None, "reason": "memory app not installed"}
-    try:
-        memory_model = apps.get_model("memory", "Memory")
-    except LookupError:
-        return {"ok": None, "reason": "unknown: no memory model yet"}
-    live = memory_model.objects.exclude(status="forgotten")
+    live = Memory.objects.exclude(status=Memory.Status.FORGOTTEN)
     return {"ok": True, "total": live.count(), "without_vector": live.filter(embedding__isnull=True).count()}
 
 
 def health_report() -> dict[str, Any]:
-    from memory.embeddings import embedder_status
-
     database = _check(_database)
     report: dict[str, Any] = {"database": database}
     report["migrations"] = _check(_migrations) if database["ok"] else {"ok": None, "reason": "database unreachable"}

@@ -128,7 +128,7 @@ def test_up_serves_stops_cleanly_and_keeps_its_data(home: Path) -> None:
 
 
 def _answers(sock: Path) -> bool:
-    from config.embedded import redis_running
+    from ops.embedded import redis_running
 
     return redis_running(sock)
 

@@ -1,4 +1,11 @@
-"""Not part of the suite: server render times of the panel pages at N memories (run explicitly)."""
+"""Not part of the suite: server render times of the panel pages at N memories, run by hand through pytest (for the
+test database and the suite's personas, imported below):
+
+    uv run pytest tools/panel_probe.py -s -k test_probe    # PROBE_N=10000 PROBE_RUNS=7 PROBE_ONLY=/palace/,/log/
+    uv run pytest tools/panel_probe.py -s -k test_profile  # PROBE_URL=/palace/,hx:/log/ PROBE_EXPLAIN=1
+
+It prints timings (and the load average) and asserts nothing about them: speed is measured here, never in tests.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +20,9 @@ from django.utils import timezone
 from memory.models import Edge, Memory
 from palace.models import OpLog, Room, Slot, TourStop
 from palace.slots import ROOM_NAMES, room_name
+
+# The suite's fixtures (personas, the panel's `personal` palace), as when this file lived in tests/panel/.
+pytest_plugins = ["tests.conftest", "tests.panel.conftest"]
 
 N = int(os.environ.get("PROBE_N", "10000"))
 

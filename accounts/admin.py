@@ -5,7 +5,7 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from api.models import ApiToken
+from accounts.models import ApiToken
 
 
 @admin.register(ApiToken)

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from api.tokens import token_create
+from accounts.tokens import token_create
 from palace.actors import Actor
 from palace.errors import AtriumError
 

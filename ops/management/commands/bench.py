@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import json
 import logging
 import signal
@@ -11,6 +9,8 @@ import sys
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from ops import bench_mcp
 
 
 class Command(BaseCommand):
@@ -23,8 +23,7 @@ class Command(BaseCommand):
         search.add_argument("--queries", type=int, default=200, help="measured searches (default 200)")
         search.add_argument("--saves", type=int, default=50, help="measured single saves (default 50)")
         search.add_argument("--json", action="store_true", help="print one JSON object")
-        mcp = sub.add_parser("mcp", help="MCP tool-call latency (api.mcp.bench)")
-        mcp.add_argument("args", nargs="*", help="passed to api.mcp.bench.run")
+        mcp = sub.add_parser("mcp", help="MCP tool-call latency against a server, over HTTP (ops.bench_mcp)")
         mcp.add_argument("--clients", type=int, default=20, help="concurrent MCP clients (default 20)")
         mcp.add_argument("--seconds", type=float, default=30.0, help="how long they run (default 30)")
         mcp.add_argument("--url", default=None, help="a running server's MCP URL (default: start one)")
@@ -41,7 +40,7 @@ class Command(BaseCommand):
         if options["queries"] < 1 or options["saves"] < 1:
             raise CommandError("--queries and --saves must be positive")
         logging.getLogger("palace.slots").setLevel(logging.ERROR)
-        from memory.benchmark import run_search_bench
+        from ops.bench_search import run_search_bench
 
         # A bench drops the HNSW index for its bulk load and rebuilds it, and removes its palaces, in `finally`
         # blocks: make SIGTERM unwind like Ctrl-C so they run (a killed bench once left a database without index).
@@ -74,26 +73,14 @@ class Command(BaseCommand):
             self.stdout.write(f"  {what}: {how}")
 
     def _mcp(self, options: dict[str, Any]) -> None:
-        try:
-            module = importlib.import_module("api.mcp.bench")
-        except ImportError as exc:
-            raise CommandError(
-                f"`atrium bench mcp` needs api.mcp.bench, which is not available in this build ({exc})"
-            ) from exc
-        runner = getattr(module, "run", None)
-        if not callable(runner):
-            raise CommandError("api.mcp.bench has no run(...) function")
-        offered = {
-            "argv": options.get("args", []),
-            "args": options.get("args", []),
-            "as_json": options["json"],
-            "stdout": self.stdout,
-        }
-        offered |= {k: options[k] for k in ("clients", "seconds", "url")} | {"tokens": options["token"]}
-        accepted = inspect.signature(runner).parameters
-        result = runner(**{name: value for name, value in offered.items() if name in accepted})
-        if isinstance(result, dict):
-            self.stdout.write(json.dumps(result, indent=2))
+        clients, seconds, url, tokens = options["clients"], options["seconds"], options["url"], options["token"]
+        if not 1 <= clients <= 500 or not 0 < seconds <= 3600:
+            raise CommandError("--clients must be 1–500 and --seconds 0–3600")
+        if url and not tokens:
+            raise CommandError("--url needs at least one --token (a write token of that server)")
+        bench_mcp.run(
+            clients=clients, seconds=seconds, url=url, tokens=tokens, as_json=options["json"], stdout=self.stdout
+        )
 
 
 def _exit_on_sigterm(signum: int, frame: object) -> None:

@@ -1,0 +1,13 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class AtriumConfig(AppConfig):
+    """`config` as an installed app only so that its system checks are registered when Django starts."""
+
+    name = "config"
+    verbose_name = "Atrium configuration"
+
+    def ready(self) -> None:
+        from config import checks  # noqa: F401  (registers the checks)

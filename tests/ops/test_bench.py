@@ -1,0 +1,51 @@
+"""`atrium bench mcp`: the command passes its typed options to ops.bench_mcp.run and refuses bad ones.
+
+The benchmark itself runs in tests/mcp/test_timing.py (in process) and tests/mcp/test_real_server.py (a real
+server); `atrium bench search` in tests/memory/test_search.py.
+"""
+
+from __future__ import annotations
+
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from ops import bench_mcp
+
+
+def test_bench_mcp_passes_its_options_to_the_mcp_bench(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setattr(bench_mcp, "run", lambda **kwargs: calls.append(kwargs))
+    out = StringIO()
+
+    call_command("bench", "mcp", "--clients", "2", "--json", stdout=out)
+    call_command("bench", "mcp", "--url", "http://x/mcp", "--token", "a", "--token", "b", "--seconds", "5")
+
+    assert [{k: v for k, v in c.items() if k != "stdout"} for c in calls] == [
+        {"clients": 2, "seconds": 30.0, "url": None, "tokens": [], "as_json": True},
+        {"clients": 20, "seconds": 5.0, "url": "http://x/mcp", "tokens": ["a", "b"], "as_json": False},
+    ]
+    assert calls[0]["stdout"]._out is out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--clients", "0"], "--clients must be 1–500"),
+        (["--clients", "501"], "--clients must be 1–500"),
+        (["--seconds", "0"], "--seconds 0–3600"),
+        (["--url", "http://x/mcp"], "--url needs at least one --token"),
+    ],
+)
+def test_bench_mcp_refuses_bad_options_before_starting_anything(
+    monkeypatch: pytest.MonkeyPatch, argv: list[str], message: str
+) -> None:
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setattr(bench_mcp, "run", lambda **kwargs: calls.append(kwargs))
+    with pytest.raises(CommandError, match=message):
+        call_command("bench", "mcp", *argv)
+    assert calls == []
+    call_command("bench", "mcp", "--clients", "1", "--url", "http://x/mcp", "--token", "t")  # control
+    assert len(calls) == 1
