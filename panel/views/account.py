@@ -9,7 +9,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from api import tokens as token_services
+from api import tokens as token_services  # integration: accounts.tokens
 from palace.errors import AtriumError, NotFound
 from panel.frame import actor_of, page, user_of
 from panel.scope import scope_for, scope_set
