@@ -14,7 +14,7 @@ from django.test import override_settings
 from memory import pipeline
 from memory.embeddings import configure_openmp, set_embedder
 from memory.models import Edge, Memory
-from memory.pipeline import SaveResult, memory_save, memory_save_batch
+from memory.pipeline import SaveItem, SaveResult, memory_save, memory_save_batch
 from palace.actors import Actor
 from palace.errors import InvalidInput
 from palace.models import OpLog, Palace, Slot
@@ -441,3 +441,18 @@ def test_a_repeated_query_is_embedded_once_per_embedder() -> None:
         assert second.queries == ["where is the deploy key?"]
     finally:
         set_embedder(None, active=False)
+
+
+def test_a_save_item_checks_its_field_types_once_where_it_is_made() -> None:
+    item = SaveItem(content="The build runs on every push.", kind="fact", placard=None, enrol_review=1)  # type: ignore[arg-type]
+    assert (item.placard, item.enrol_review) == ("", True)
+    with pytest.raises(InvalidInput, match="kind"):
+        SaveItem(content="x", kind="rumour")
+    with pytest.raises(InvalidInput, match="an item must be an object"):
+        SaveItem.from_mapping(["content", "kind"])
+    with pytest.raises(InvalidInput, match="unknown item fields: colour"):
+        SaveItem.from_mapping({"content": "x", "kind": "fact", "colour": "red"})
+    with pytest.raises(InvalidInput, match="content must be a string"):
+        SaveItem.from_mapping({"kind": "fact"})
+    made = SaveItem.from_mapping({"content": "x", "kind": "skill", "source_seq": 3})
+    assert (made.kind, made.source_seq, made.speaker) == ("skill", 3, "")

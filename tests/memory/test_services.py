@@ -1,5 +1,5 @@
-"""Corrections, forgetting, restoring, outcome reports (with their op rows), the concurrency conflict, the read
-selectors and the restatement rule."""
+"""Corrections, forgetting, restoring, outcome reports (with their op rows), the concurrency conflict, the write
+check every edit goes through, and the restatement rule. The read selectors are in test_selectors.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from memory import dispositions, selectors
+from memory import dispositions
 from memory.models import Memory
 from memory.pipeline import SaveResult
 from memory.services import memory_forget, memory_report, memory_restore, memory_update
@@ -176,52 +176,6 @@ def test_report_moves_confidence_and_clamps(fact: Memory, alice_actor: Actor) ->
     assert fact.confidence == 0.0
     with pytest.raises(InvalidInput):
         memory_report(memory_id=fact.pk, actor=alice_actor, outcome="meh")
-
-
-# --- selectors ---------------------------------------------------------------------------------------------------
-
-
-def test_memory_get_hides_other_palaces(fact: Memory, alice: Any, charlie: Any) -> None:
-    assert selectors.memory_get(user=alice, memory_id=fact.pk).pk == fact.pk
-    with pytest.raises(NotFound):
-        selectors.memory_get(user=charlie, memory_id=fact.pk)
-    with pytest.raises(NotFound):
-        selectors.memory_get(user=alice, memory_id=999_999)
-
-
-def test_memory_list_filters_and_pages(save: Save, alice: Any, charlie: Any, project: Palace) -> None:
-    texts = [f"Service number {i} listens on port {8000 + i * 17} in rack {i}." for i in range(7)]
-    ids = [r.memory.pk for r in (save(t) for t in texts) if r.memory is not None]
-    decision = save("Pull requests need one review before merging.", kind="decision", palace=project)
-    assert decision.memory is not None
-    page = selectors.memory_list(user=alice, limit=3)
-    assert [m.pk for m in page.items] == [decision.memory.pk, ids[6], ids[5]]
-    seen = [m.pk for m in page.items]
-    while page.next_cursor:
-        page = selectors.memory_list(user=alice, limit=3, cursor=page.next_cursor)
-        seen += [m.pk for m in page.items]
-    assert seen == [decision.memory.pk, *reversed(ids)]
-    assert [m.pk for m in selectors.memory_list(user=alice, kind="decision").items] == [decision.memory.pk]
-    assert [m.pk for m in selectors.memory_list(user=alice, room="Decision Chamber").items] == [decision.memory.pk]
-    assert len(selectors.memory_list(user=alice, palaces=[project]).items) == 1
-    assert selectors.memory_list(user=charlie).items == []  # an outsider sees none of it
-    memory_forget(memory_id=ids[0], actor=Actor.for_user(alice))
-    assert [m.pk for m in selectors.memory_list(user=alice, status="forgotten").items] == [ids[0]]
-    assert len(selectors.memory_list(user=alice, status=None).items) == 8
-    with pytest.raises(InvalidInput):
-        selectors.memory_list(user=alice, cursor="garbage!")
-    with pytest.raises(InvalidInput):
-        selectors.memory_list(user=alice, limit=0)
-
-
-def test_supersede_chain_and_sources(fact: Memory, alice: Any, alice_actor: Actor, save: Save) -> None:
-    save("The API server runs on port 8000.", placard="API port", source_turn="t2")
-    second = memory_update(memory_id=fact.pk, actor=alice_actor, content="The API listens on port 9000.")
-    third = memory_update(memory_id=second.pk, actor=alice_actor, content="The API listens on port 9100.")
-    chain = [m.pk for m in selectors.memory_supersede_chain(user=alice, memory_id=second.pk)]
-    assert chain == [third.pk, second.pk, fact.pk]
-    sources = selectors.memory_sources(user=alice, memory_id=fact.pk)
-    assert [s["turn"] for s in sources] == ["", "t2"]
 
 
 # --- the restatement rule ----------------------------------------------------------------------------------------

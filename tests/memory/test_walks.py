@@ -1,4 +1,4 @@
-"""Walks: neighbours over edges (1–3 hops), fixed and thematic tours."""
+"""Walks: neighbours over edges (1–3 hops), fixed and thematic tours, today's stretch of the route."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from memory.embeddings import embed_passages
 from memory.models import Edge, Memory
 from memory.searchtext import build_embedding_text
-from memory.walks import neighbours, tour_fixed, tour_thematic
+from memory.walks import neighbours, tour_fixed, tour_stretch, tour_thematic
 from palace.errors import InvalidInput
 from palace.models import Palace
 from tests.keeping import make_memory
@@ -77,6 +77,31 @@ def test_fixed_tour_walks_slots_in_route_order_showing_what_each_holds_now(palac
     page = tour_fixed(palace=palace, offset=1, limit=1)
     assert [s.memory.pk for s in page.stops] == [b.pk]
     assert page.total == 3
+
+
+def test_stretch_counts_stops_like_the_fixed_tour(palace: Palace, charlie: Any) -> None:
+    """A closed slot is on the route but not a stop: the stretch skips it and its `total` is tour_fixed's; its
+    first and last are route positions out of the route's length."""
+    from datetime import date
+
+    made = [make_memory(palace, content=f"fact {i}") for i in range(10)]
+    for closed in (made[1], made[2], made[7]):
+        Memory.objects.filter(pk=closed.pk).update(status="forgotten")
+    day = date(2026, 11, 3)
+    stretch = tour_stretch(palace=palace, today=day, length=4)
+    assert stretch.total == tour_fixed(palace=palace).total == 7
+    assert stretch.route_length == 10
+    assert len(stretch.stops) == 4 and all(s.memory is not None for s in stretch.stops)
+    assert all(s.memory.status == "active" for s in stretch.stops if s.memory is not None)
+    seqs = [s.seq for s in stretch.stops]
+    open_seqs = [s.seq for s in tour_fixed(palace=palace).stops]
+    start = open_seqs.index(seqs[0])
+    assert seqs == open_seqs[start : start + 4]  # consecutive stops of the walk
+    assert (stretch.first, stretch.last) == (seqs[0], seqs[-1])
+    assert 2 not in seqs and 3 not in seqs and 8 not in seqs  # closed slots are never stops
+    assert tour_stretch(palace=palace, today=day, length=4).stops == stretch.stops  # the same all day
+    empty = tour_stretch(palace=Palace.objects.get(personal_owner=charlie), today=day)
+    assert (empty.total, empty.stops, empty.route_length) == (0, [], 0)
 
 
 TOPICS = [
