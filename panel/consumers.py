@@ -129,6 +129,6 @@ class PanelConsumer(AsyncWebsocketConsumer):
     def _render_counts(self) -> str:
         request, scope = self._scope()
         overview = memory_overview(user=self.user, palaces=scope.palaces, now=timezone.now())
-        context = {"scope": scope, "due_count": overview.reviews_due, "summary": today_summary(overview.stats)}
+        context = {"scope": scope, "reviews_due": overview.reviews_due, "summary": today_summary(overview.stats)}
         with translation.override(request.language):
             return render_to_string("panel/_live_counts.html", context)

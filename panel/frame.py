@@ -50,14 +50,15 @@ def page(
     nav: str,
     partial: str | None = None,
     status: int = 200,
-    due_count: int | None = None,
 ) -> HttpResponse:
     """Render `template`, or only its `partial` region for an htmx request. A view that counted the reviews due
-    already (Today's overview) passes `due_count` so the badge does not count them again."""
+    already (Today's overview) puts `reviews_due` in the context, and the badge does not count them again."""
     context = {**context, "scope": scope}
     if partial is not None and is_partial(request):
         return render(request, f"{template}#{partial}", context, status=status)
-    context.update(nav=nav, due_count=due_badge(request, scope) if due_count is None else due_count)
+    context["nav"] = nav
+    if "reviews_due" not in context:
+        context["reviews_due"] = due_badge(request, scope)
     return render(request, template, context, status=status)
 
 

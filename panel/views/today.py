@@ -49,16 +49,12 @@ def today(request: HttpRequest) -> HttpResponse:
         return page(request, "panel/today_part.html", {**_part(scope, part), "part": part}, scope=scope, nav="today")
     now = timezone.now()
     overview = memory_overview(user=request.user, palaces=scope.palaces, now=now)
-    context: dict[str, Any] = {"summary": today_summary(overview.stats), **_due(request, scope, now)}
-    return page(
-        request,
-        "panel/today.html",
-        context,
-        scope=scope,
-        nav="today",
-        partial="summary",
-        due_count=overview.reviews_due,
-    )
+    context: dict[str, Any] = {
+        "summary": today_summary(overview.stats),
+        "reviews_due": overview.reviews_due,
+        **_due(request, scope, now),
+    }
+    return page(request, "panel/today.html", context, scope=scope, nav="today", partial="summary")
 
 
 @require_GET
@@ -100,7 +96,7 @@ def grade(request: HttpRequest, memory_id: int) -> HttpResponse:
     if not is_partial(request):
         return redirect("today")
     scope = scope_for(request)
-    context = {**_due(request, scope, now), "due_count": due_badge(request, scope), "graded": True}
+    context = {**_due(request, scope, now), "reviews_due": due_badge(request, scope), "graded": True}
     return page(request, "panel/today.html", context, scope=scope, nav="today", partial="due")
 
 
