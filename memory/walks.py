@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from django.db.models import Case, Count, Exists, F, IntegerField, OuterRef, QuerySet, Subquery, Value, When
 
 from memory.models import Edge, Memory
+from memory.selectors import HEAVY
 from palace.errors import InvalidInput
 from palace.models import Palace, Slot, TourStop
 from palace.structure import tour_route
@@ -35,8 +36,6 @@ TOUR_MIN_STOPS = 3
 TOUR_MAX_STOPS = 7
 TOUR_PAGE_MAX = 500
 STRETCH_STOPS = 7  # today's stretch of the route (the panel's Today)
-# A tour's rows never need the heavy columns (a 384-float vector, the derived search texts).
-HEAVY = ("embedding", "search_vector", "search_text", "sources", "meta")
 
 
 # --- neighbours ----------------------------------------------------------------------------------------------------
