@@ -7,7 +7,7 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from api.auth import AUTH
-from api.routers import health, palaces
+from api.routers import health, memories, oplog, palace_structure, palaces, profile, review, search, stats
 from palace.errors import AtriumError
 
 api = NinjaAPI(
@@ -65,10 +65,10 @@ def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
 
 api.add_router("/health", health.router)
 api.add_router("/palaces", palaces.router)
-api.add_router("/memories", "api.routers.memories.router")
-api.add_router("/oplog", "api.routers.oplog.router")
-api.add_router("/palaces", "api.routers.palace_structure.router")
-api.add_router("/review", "api.routers.review.router")
-api.add_router("/stats", "api.routers.stats.router")
-api.add_router("/search", "api.routers.search.router")
-api.add_router("", "api.routers.profile.router")
+api.add_router("/memories", memories.router)
+api.add_router("/oplog", oplog.router)
+api.add_router("/palaces", palace_structure.router)
+api.add_router("/review", review.router)
+api.add_router("/stats", stats.router)
+api.add_router("/search", search.router)
+api.add_router("", profile.router)

@@ -29,7 +29,7 @@ def forget_memories(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset
     done = 0
     for memory in queryset:
         try:
-            memory_forget(memory=memory, actor=_admin_actor(request), reason="forgotten in the admin")
+            memory_forget(memory_id=memory.pk, actor=_admin_actor(request), reason="forgotten in the admin")
             done += 1
         except AtriumError as exc:
             modeladmin.message_user(request, f"#{memory.pk}: {exc.message}", messages.WARNING)
@@ -41,7 +41,7 @@ def restore_memories(modeladmin: admin.ModelAdmin, request: HttpRequest, queryse
     done = 0
     for memory in queryset:
         try:
-            memory_restore(memory=memory, actor=_admin_actor(request), reason="restored in the admin")
+            memory_restore(memory_id=memory.pk, actor=_admin_actor(request), reason="restored in the admin")
             done += 1
         except AtriumError as exc:
             modeladmin.message_user(request, f"#{memory.pk}: {exc.message}", messages.WARNING)

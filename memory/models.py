@@ -12,6 +12,7 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 from pgvector.django import HalfVectorField, HnswIndex, VectorField
 
+from palace.kinds import MemoryKind
 from palace.models import Palace, Slot
 
 EMBEDDING_DIM = 384
@@ -26,12 +27,7 @@ def vector_literal(vector: Any) -> str:
 
 
 class Memory(models.Model):
-    class Kind(models.TextChoices):
-        FACT = "fact"
-        PREFERENCE = "preference"
-        DECISION = "decision"
-        EPISODE = "episode"
-        SKILL = "skill"
+    Kind = MemoryKind  # the five kinds, defined once in palace.kinds
 
     class Status(models.TextChoices):
         ACTIVE = "active"

@@ -65,7 +65,7 @@ class Profile:
     curated: bool = False
     curated_truncated: bool = False
     more: int = 0
-    due: int | None = None
+    reviews_due: int | None = None
     tokens: float = 0.0
     budget: int = TOKEN_BUDGET
     total: int = 0
@@ -96,19 +96,19 @@ def _more_line(more: int) -> str:
     return f"+{more} more (memory_search or memory_examine to read them)"
 
 
-def _due_line(due: int) -> str:
-    return f"Reviews due: {due} (memory_review_queue, then memory_report with a grade)"
+def _due_line(reviews_due: int) -> str:
+    return f"Reviews due: {reviews_due} (memory_review_queue, then memory_report with a grade)"
 
 
-def _compose(curated: str, lines: Sequence[str], more: int, due: int | None) -> str:
+def _compose(curated: str, lines: Sequence[str], more: int, reviews_due: int | None) -> str:
     parts = [HEADER]
     if curated:
         parts += [CURATED_HEADER, curated]
     parts += list(lines)
     if more > 0:
         parts.append(_more_line(more))
-    if due:
-        parts.append(_due_line(due))
+    if reviews_due:
+        parts.append(_due_line(reviews_due))
     return wrap_memory_context("\n".join(parts))
 
 
@@ -132,7 +132,7 @@ def profile_render(
     items: Sequence[ProfileItem],
     total: int,
     curated: str = "",
-    due: int | None = None,
+    reviews_due: int | None = None,
     top_n: int = TOP_N,
     budget: int = TOKEN_BUDGET,
     item_start: int = ITEM_BUDGET_START,
@@ -152,7 +152,7 @@ def profile_render(
     curated = (curated or "").strip()
 
     def fits_with(curated_text: str, lines: Sequence[str], shown: int) -> bool:
-        return estimate_tokens(_compose(curated_text, lines, total - shown, due)) <= budget
+        return estimate_tokens(_compose(curated_text, lines, total - shown, reviews_due)) <= budget
 
     curated_truncated = False
     if curated:
@@ -195,7 +195,7 @@ def profile_render(
         rendered.append(chosen[0])
         lines.append(chosen[1])
 
-    text = _compose(curated, rendered, total - len(rendered), due)
+    text = _compose(curated, rendered, total - len(rendered), reviews_due)
     if estimate_tokens(text) > budget:  # only with a budget too small for the header and tail: keep the promise
         text = wrap_memory_context(_more_line(total)) if total else wrap_memory_context("")
         lines, curated = [], ""
@@ -205,7 +205,7 @@ def profile_render(
         curated=bool(curated),
         curated_truncated=curated_truncated,
         more=total - len(lines),
-        due=due,
+        reviews_due=reviews_due,
         tokens=estimate_tokens(text),
         budget=budget,
         total=total,
@@ -239,7 +239,7 @@ def profile_build(
     user: AbstractBaseUser,
     palace_id: int,
     curated: str = "",
-    due: int | None = None,
+    reviews_due: int | None = None,
     top_n: int = TOP_N,
     budget: int = TOKEN_BUDGET,
 ) -> Profile:
@@ -249,4 +249,6 @@ def profile_build(
     later issue, so today's doors pass nothing.
     """
     items, total = profile_items(palace_id=palace_id, limit=max(top_n, 0))
-    return profile_render(items=items, total=total, curated=curated, due=due, top_n=top_n, budget=budget)
+    return profile_render(
+        items=items, total=total, curated=curated, reviews_due=reviews_due, top_n=top_n, budget=budget
+    )

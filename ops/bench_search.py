@@ -323,7 +323,7 @@ def run_search_bench(
                     search_ms.append(elapsed - timed.last_query_ms)
                     modes[result.mode] = modes.get(result.mode, 0) + 1
             say(f"saving {saves} memories one by one and {batches} batches of 10")
-            from memory.services import memory_save, memory_save_batch
+            from memory.pipeline import memory_save, memory_save_batch
 
             actor = Actor.for_user(user)
             try:

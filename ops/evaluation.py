@@ -5,7 +5,7 @@ Protocol (../shared/bench/README.md):
 1. Every conversation gets a fresh throwaway user and palace. All of its work runs in one transaction that is
    rolled back at the end, so nothing is left behind: not the user, not the palace, not its op-log rows (the op
    log is append-only, so a committed throwaway palace could never be deleted).
-2. Ingest: each turn goes through `memory.services.memory_save` as an episode, in order: content = the turn's text,
+2. Ingest: each turn goes through `memory.pipeline.memory_save` as an episode, in order: content = the turn's text,
    plus "[image: <caption>]" when the turn shared an image (the caption is all that was released of it); speaker;
    occurred_at = the session's `session_time`; source_session "<conversation>:<session>"; source_turn = the turn id;
    source_seq = its position. Ingest reads only `turns`.
@@ -183,7 +183,7 @@ def _throwaway_user() -> Any:
 
 
 def _ingest(*, conv: dict[str, Any], palace: Palace, actor: Actor, dispositions: Counter[str]) -> None:
-    from memory.services import memory_save
+    from memory.pipeline import memory_save
 
     conv_id = str(conv["conversation_id"])
     for seq, turn in enumerate(conv["turns"], start=1):

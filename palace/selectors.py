@@ -1,16 +1,22 @@
-"""Who may read and write which palace. Every read and every write in Atrium resolves palaces here.
+"""Who may read and write which palace (every read and every write in Atrium resolves palaces here), and the op
+log's pages (REST's /oplog and the panel's Log read the same query).
 
 A palace the caller may not see raises `NotFound` exactly like one that does not exist.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
 from typing import TYPE_CHECKING
 
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
+from django.db.models.functions import TruncDate
 
 from palace.errors import NotFound, PermissionDenied
-from palace.models import Membership, Palace
+from palace.models import Membership, OpLog, Palace
+from palace.oplog_categories import CATEGORIES, category_filter
 from palace.origins import InvalidOrigin, normalize_origin
 
 if TYPE_CHECKING:
@@ -99,3 +105,75 @@ def palaces_with_roles(*, user: AbstractBaseUser | AnonymousUser | None) -> list
 def palace_members(*, user: AbstractBaseUser | AnonymousUser | None, palace_id: int) -> list[Membership]:
     palace = palace_get(user=user, palace_id=palace_id)
     return list(Membership.objects.filter(palace=palace).select_related("user").order_by("user__username"))
+
+
+# --- the op log ----------------------------------------------------------------------------------------------------
+
+OPLOG_PAGE_MAX = 200
+
+
+@dataclass
+class OpLogPage:
+    items: list[OpLog]
+    next_before: int | None  # pass back as `before` for the next page
+
+
+def oplog_page(
+    *,
+    user: AbstractBaseUser | AnonymousUser | None,
+    palaces: Sequence[Palace] | None = None,
+    op: str | None = None,
+    category: str | None = None,
+    since: datetime | None = None,
+    before: int | None = None,
+    limit: int = 50,
+) -> OpLogPage:
+    """One page of the op log, newest first (keyset on the id: `before` is the last id of the previous page).
+
+    `palaces` are palaces the caller resolved through this module; without them, every palace `user` may read plus
+    the user's own account-level rows (tokens). `op` is an op name or a prefix ending in "." ("memory."),
+    `category` one of the four (palace.oplog_categories).
+    """
+    if palaces is not None:
+        qs = OpLog.objects.filter(palace_id__in=[p.pk for p in palaces])
+    else:
+        mine = Q(palace__isnull=True, actor_user_id=_uid(user)) if _active(user) else Q(pk__in=[])
+        qs = OpLog.objects.filter(Q(palace__in=palaces_readable(user=user).values("pk")) | mine)
+    if op:
+        qs = qs.filter(op__startswith=op) if op.endswith(".") else qs.filter(op=op)
+    if category is not None and category in CATEGORIES:
+        qs = qs.filter(category_filter(category))
+    if since is not None:
+        qs = qs.filter(created_at__gte=since)
+    if before is not None:
+        qs = qs.filter(pk__lt=before)
+    rows = list(qs.order_by("-pk")[: limit + 1])
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return OpLogPage(items=rows, next_before=rows[-1].pk if more and rows else None)
+
+
+def oplog_get(*, palace_ids: Sequence[int], oplog_id: int) -> OpLog | None:
+    """One op row of the given (already resolved) palaces, or None."""
+    return OpLog.objects.filter(palace_id__in=palace_ids, pk=oplog_id).first()
+
+
+def oplog_day_counts(*, palace_ids: Sequence[int], since: datetime) -> list[tuple[date, str, int]]:
+    """(local day, op, rows) for the op rows of the palaces since a moment: one grouped read."""
+    grouped = (
+        OpLog.objects.filter(palace_id__in=palace_ids, created_at__gte=since)
+        .annotate(day=TruncDate("created_at"))
+        .values_list("day", "op")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return [(day, op, n) for day, op, n in grouped]
+
+
+def oplog_last_id(*, palace_id: int, ignoring: Sequence[str] = ()) -> int:
+    """The newest op row of a palace: a version number for everything derived from its contents. `ignoring`
+    leaves out ops by prefix (e.g. "review.") for a figure those ops cannot change."""
+    qs = OpLog.objects.filter(palace_id=palace_id)
+    for prefix in ignoring:
+        qs = qs.exclude(op__startswith=prefix)
+    return qs.order_by("-id").values_list("id", flat=True).first() or 0

@@ -17,17 +17,18 @@ from django.db.models import Max
 
 from palace.actors import Actor
 from palace.errors import InvalidInput
+from palace.kinds import MemoryKind
 from palace.models import Palace, Room, Slot, TourStop
 from palace.oplog import oplog_write
 
 log = logging.getLogger(__name__)
 
-ROOM_NAMES = {
-    "fact": "Fact Hall",
-    "preference": "Preference Pavilion",
-    "decision": "Decision Chamber",
-    "episode": "Episode Gallery",
-    "skill": "Skill Workshop",
+ROOM_NAMES: dict[str, str] = {
+    MemoryKind.FACT: "Fact Hall",
+    MemoryKind.PREFERENCE: "Preference Pavilion",
+    MemoryKind.DECISION: "Decision Chamber",
+    MemoryKind.EPISODE: "Episode Gallery",
+    MemoryKind.SKILL: "Skill Workshop",
 }
 # The order rooms are listed in (directory, tours): the order of ROOM_NAMES.
 KIND_ORDER = {kind: i for i, kind in enumerate(ROOM_NAMES)}

@@ -1,10 +1,13 @@
 """Reads and writes over the palace's structure alone (rooms, slots, the tour route), with no memory content.
 
-What a slot holds is the memory app's business (memory/corridor.py builds the room directory and the tours on
-top of these).
+What a slot holds is the memory app's business (memory/rooms.py builds the room directory, memory/walks.py the
+tours, on top of these).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from django.db import IntegrityError, transaction
 from django.db.models import Count, QuerySet
@@ -13,7 +16,11 @@ from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound
 from palace.models import Palace, Room, Slot, TourStop
 from palace.oplog import oplog_write
+from palace.selectors import palaces_readable
 from palace.slots import KIND_ORDER, ROOM_NAMES
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
 MAX_ROOM_NAME = 120
 
@@ -30,6 +37,19 @@ def room_get(*, palace: Palace, name: str) -> Room:
     room = Room.objects.filter(palace=palace, name=name).first()
     if room is None:
         raise NotFound(f"no room named {name!r} in this palace")
+    return room
+
+
+def room_in(*, palace_ids: Sequence[int], room_id: int) -> Room | None:
+    """A room of one of the given (already resolved) palaces, or None."""
+    return Room.objects.filter(palace_id__in=palace_ids, pk=room_id).first()
+
+
+def room_visible(*, user: AbstractBaseUser | AnonymousUser | None, room_id: int) -> Room:
+    """A room of a palace the user may read; NotFound when it does not exist or is invisible."""
+    room = Room.objects.filter(pk=room_id, palace__in=palaces_readable(user=user).values("pk")).first()
+    if room is None:
+        raise NotFound("room not found")
     return room
 
 

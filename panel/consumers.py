@@ -22,9 +22,9 @@ from django.utils.translation.trans_real import parse_accept_lang_header
 
 from palace import selectors
 from palace.events import palace_group, user_group
-from panel import selectors as reads
-from panel.frame import due_badge
 from panel.scope import Scope, scope_for
+from panel.shaping import today_summary
+from review.selectors import memory_overview
 
 logger = logging.getLogger(__name__)
 COUNTS_DEBOUNCE_SECONDS = 0.15  # a burst of writes refreshes the counts once
@@ -120,7 +120,7 @@ class PanelConsumer(AsyncWebsocketConsumer):
         palace_id = payload.get("palace_id")
         if palace_id not in scope.palace_ids:
             return ""
-        row = reads.oplog_row(palace_ids=scope.palace_ids, oplog_id=int(payload.get("id") or 0))
+        row = selectors.oplog_get(palace_ids=scope.palace_ids, oplog_id=int(payload.get("id") or 0))
         if row is None:
             return ""
         with translation.override(request.language):
@@ -128,10 +128,7 @@ class PanelConsumer(AsyncWebsocketConsumer):
 
     def _render_counts(self) -> str:
         request, scope = self._scope()
-        context = {
-            "scope": scope,
-            "due_count": due_badge(request, scope),
-            "summary": reads.today_summary(palace_ids=scope.palace_ids, now=timezone.now()),
-        }
+        overview = memory_overview(user=self.user, palaces=scope.palaces, now=timezone.now())
+        context = {"scope": scope, "reviews_due": overview.reviews_due, "summary": today_summary(overview.stats)}
         with translation.override(request.language):
             return render_to_string("panel/_live_counts.html", context)

@@ -4,14 +4,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 from django import forms
 from django.conf import settings
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
+from memory.selectors import ORDERS, cursor_ok
 from panel import labels
-from panel.selectors import SORTS, STATUSES, int_or_none
+
+STATUSES = ("active", "archived", "forgotten", "superseded", "all")
+SORTS = ORDERS  # newest first ("new") or along the tour route ("route")
+CURSOR_CHARS = 120
+
+
+def int_or_none(raw: Any) -> int | None:
+    try:
+        return int(raw) if raw not in (None, "") else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _cursor(raw: str | None, *, order: str) -> str:
+    """A cursor the list issued, or "" (the first page) for a stale or hand-made one."""
+    cursor = (raw or "")[:CURSOR_CHARS]
+    return cursor if cursor and cursor_ok(cursor, order=order) else ""
 
 
 @dataclass
@@ -30,14 +48,15 @@ class ListFilters:
         status = get.get("status", "active")
         kind = get.get("kind", "")
         sort = get.get("sort", "new")
+        sort = sort if sort in SORTS else "new"
         return cls(
             q=get.get("q", "").strip()[:500],
             status=status if status in STATUSES else "active",
             kind=kind if kind in labels.KINDS else "",
             room=int_or_none(get.get("room")),
             due=get.get("due") == "1",
-            sort=sort if sort in SORTS else "new",
-            cursor=get.get("after", "")[:80],
+            sort=sort,
+            cursor=_cursor(get.get("after"), order=sort),
         )
 
 
@@ -60,7 +79,7 @@ class EpisodeFilters:
         return cls(
             start=_day(request.GET.get("from")),
             end=_day(request.GET.get("to")),
-            cursor=request.GET.get("after", "")[:80],
+            cursor=_cursor(request.GET.get("after"), order="episodes"),
         )
 
 

@@ -10,12 +10,11 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
-from django.utils.translation import gettext as _
 
 from palace.actors import Actor
 from palace.errors import AtriumError, NotFound
-from panel import sources
 from panel.scope import Scope
+from review.selectors import review_due_count
 
 View = Callable[..., HttpResponse]
 
@@ -37,12 +36,9 @@ def actor_of(request: HttpRequest) -> Actor:
     return Actor.for_user(user_of(request))
 
 
-def due_badge(request: HttpRequest, scope: Scope) -> int | None:
-    """Due-today count over the palaces in scope, or None when the review service cannot say."""
-    try:
-        return sources.review_due_count(user=request.user, palaces=scope.palaces, now=timezone.now())
-    except sources.Unavailable:
-        return None
+def due_badge(request: HttpRequest, scope: Scope) -> int:
+    """Due-today count over the palaces in scope."""
+    return review_due_count(user=request.user, palace_ids=scope.palace_ids, now=timezone.now())
 
 
 def page(
@@ -55,11 +51,14 @@ def page(
     partial: str | None = None,
     status: int = 200,
 ) -> HttpResponse:
-    """Render `template`, or only its `partial` region for an htmx request."""
+    """Render `template`, or only its `partial` region for an htmx request. A view that counted the reviews due
+    already (Today's overview) puts `reviews_due` in the context, and the badge does not count them again."""
     context = {**context, "scope": scope}
     if partial is not None and is_partial(request):
         return render(request, f"{template}#{partial}", context, status=status)
-    context.update(nav=nav, due_count=due_badge(request, scope))
+    context["nav"] = nav
+    if "reviews_due" not in context:
+        context["reviews_due"] = due_badge(request, scope)
     return render(request, template, context, status=status)
 
 
@@ -78,7 +77,5 @@ def domain_errors(view: View) -> View:
             raise Http404(exc.message) from exc
         except AtriumError as exc:
             return fragment_error(request, exc.message, exc.status)
-        except sources.Unavailable as exc:
-            return fragment_error(request, _("This part of Atrium is not available yet: %s") % exc, 503)
 
     return wrapped

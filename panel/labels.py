@@ -7,14 +7,16 @@ import re
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
-KINDS = ("fact", "preference", "decision", "episode", "skill")
+from palace import kinds
+
+KINDS = kinds.KINDS  # the one definition (palace.kinds); the labels below are only how the panel says them
 
 KIND_LABELS: dict[str, Promise] = {
-    "fact": _("fact"),
-    "preference": _("preference"),
-    "decision": _("decision"),
-    "episode": _("episode"),
-    "skill": _("skill"),
+    kinds.MemoryKind.FACT: _("fact"),
+    kinds.MemoryKind.PREFERENCE: _("preference"),
+    kinds.MemoryKind.DECISION: _("decision"),
+    kinds.MemoryKind.EPISODE: _("episode"),
+    kinds.MemoryKind.SKILL: _("skill"),
 }
 
 STATUS_LABELS: dict[str, Promise] = {
@@ -46,7 +48,7 @@ SOURCE_LABELS: dict[str, Promise] = {
     "eval": _("evaluation"),
 }
 
-# The Log's four categories (the seed's writes / capture / retrieval / organize).
+# The Log's four categories (palace.oplog_categories.CATEGORIES), as the panel names them.
 CATEGORIES: dict[str, Promise] = {
     "writes": _("writes"),
     "capture": _("capture"),
@@ -54,50 +56,49 @@ CATEGORIES: dict[str, Promise] = {
     "organize": _("organize"),
 }
 
-# Known operations: a readable label and a category. Unknown ops fall back by prefix (see op_category).
-OPS: dict[str, tuple[Promise, str]] = {
-    "memory.save": (_("Saved a memory"), "writes"),
-    "memory.accept": (_("Saved a memory"), "writes"),
-    "memory.merge": (_("Merged a restatement"), "writes"),
-    "memory.defer": (_("Saved a possible contradiction"), "writes"),
-    "memory.drop": (_("Dropped low-content text"), "writes"),
-    "memory.update": (_("Corrected a memory"), "writes"),
-    "memory.supersede": (_("Replaced by a distilled rule"), "organize"),
-    "memory.forget": (_("Forgot a memory"), "writes"),
-    "memory.restore": (_("Restored a memory"), "writes"),
-    "memory.report": (_("Reported an outcome"), "retrieval"),
-    "memory.assess": (_("Assessed search results"), "retrieval"),
-    "memory.archive": (_("Archived an unused memory"), "organize"),
-    "memory.decay": (_("Archived an unused memory"), "organize"),
-    "memory.distill": (_("Distilled memories into a rule"), "organize"),
-    "memory.embed": (_("Added a missing embedding"), "organize"),
-    "memory.placard": (_("Changed a placard"), "writes"),
-    "memory.slot": (_("Placed a memory in the palace"), "organize"),
-    "review.grade": (_("Graded a review"), "retrieval"),
-    "review.enrol": (_("Enrolled a memory for review"), "organize"),
-    "review.reveal": (_("Revealed a review card"), "retrieval"),
-    "review.unenrol": (_("Took a memory out of review"), "organize"),
-    "evidence.assess": (_("Assessed search results"), "retrieval"),
-    "embeddings.backfill": (_("Added missing embeddings"), "organize"),
-    "slots.backfill": (_("Placed older memories in the palace"), "organize"),
-    "edge.create": (_("Linked two memories"), "organize"),
-    "edge.decide": (_("Decided a contradiction"), "organize"),
-    "room.open": (_("Opened a new room"), "organize"),
-    "room.rename": (_("Renamed a room"), "organize"),
-    "slot.backfill": (_("Placed older memories in the palace"), "organize"),
-    "capture.turn": (_("Captured a conversation turn"), "capture"),
-    "capture.session": (_("Captured a session"), "capture"),
-    "backfill.run": (_("Ran a history backfill"), "capture"),
-    "palace.create": (_("Created a palace"), "organize"),
-    "member.set": (_("Changed a membership"), "organize"),
-    "member.remove": (_("Removed a member"), "organize"),
-    "user.create": (_("Created a user"), "organize"),
-    "token.create": (_("Created a token"), "organize"),
-    "token.revoke": (_("Revoked a token"), "organize"),
-    "profile.edit": (_("Edited the profile"), "writes"),
-    "profile.rollback": (_("Rolled back the profile"), "writes"),
+# Known operations: a readable label (which category an op belongs to is palace.oplog_categories).
+OP_LABELS: dict[str, Promise] = {
+    "memory.save": _("Saved a memory"),
+    "memory.accept": _("Saved a memory"),
+    "memory.merge": _("Merged a restatement"),
+    "memory.defer": _("Saved a possible contradiction"),
+    "memory.drop": _("Dropped low-content text"),
+    "memory.update": _("Corrected a memory"),
+    "memory.supersede": _("Replaced by a distilled rule"),
+    "memory.forget": _("Forgot a memory"),
+    "memory.restore": _("Restored a memory"),
+    "memory.report": _("Reported an outcome"),
+    "memory.assess": _("Assessed search results"),
+    "memory.archive": _("Archived an unused memory"),
+    "memory.decay": _("Archived an unused memory"),
+    "memory.distill": _("Distilled memories into a rule"),
+    "memory.embed": _("Added a missing embedding"),
+    "memory.placard": _("Changed a placard"),
+    "memory.slot": _("Placed a memory in the palace"),
+    "review.grade": _("Graded a review"),
+    "review.enrol": _("Enrolled a memory for review"),
+    "review.reveal": _("Revealed a review card"),
+    "review.unenrol": _("Took a memory out of review"),
+    "evidence.assess": _("Assessed search results"),
+    "embeddings.backfill": _("Added missing embeddings"),
+    "slots.backfill": _("Placed older memories in the palace"),
+    "edge.create": _("Linked two memories"),
+    "edge.decide": _("Decided a contradiction"),
+    "room.open": _("Opened a new room"),
+    "room.rename": _("Renamed a room"),
+    "slot.backfill": _("Placed older memories in the palace"),
+    "capture.turn": _("Captured a conversation turn"),
+    "capture.session": _("Captured a session"),
+    "backfill.run": _("Ran a history backfill"),
+    "palace.create": _("Created a palace"),
+    "member.set": _("Changed a membership"),
+    "member.remove": _("Removed a member"),
+    "user.create": _("Created a user"),
+    "token.create": _("Created a token"),
+    "token.revoke": _("Revoked a token"),
+    "profile.edit": _("Edited the profile"),
+    "profile.rollback": _("Rolled back the profile"),
 }
-PREFIX_CATEGORY = {"capture": "capture", "backfill": "capture", "review": "retrieval", "search": "retrieval"}
 
 DETAIL_LABELS: dict[str, Promise] = {
     "kind": _("kind"),
@@ -168,21 +169,10 @@ def room_label(name: str) -> str:
     return f"{label}-{match['n']}" if match["n"] else label
 
 
-def op_category(op: str) -> str:
-    if op in OPS:
-        return OPS[op][1]
-    prefix = op.split(".", 1)[0]
-    return PREFIX_CATEGORY.get(prefix, "writes" if prefix == "memory" else "organize")
-
-
 def op_label(op: str) -> str:
-    if op in OPS:
-        return str(OPS[op][0])
+    if op in OP_LABELS:
+        return str(OP_LABELS[op])
     return op.replace(".", " ").replace("_", " ").capitalize()
-
-
-def ops_in_category(category: str, known: list[str]) -> list[str]:
-    return [op for op in known if op_category(op) == category]
 
 
 def detail_pairs(detail: object) -> list[tuple[str, str]]:

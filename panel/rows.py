@@ -19,6 +19,7 @@ from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
 
+from palace.oplog_categories import op_category
 from panel import labels
 
 TEXT_CHARS = 300
@@ -127,7 +128,7 @@ def _actor(row: Any) -> str:
 
 
 def _log_row(row: Any, scope: Any, mine: str, fresh: bool) -> str:
-    raw_category = labels.op_category(row.op)
+    raw_category = op_category(row.op)
     category = esc(raw_category)
     moment = timezone.localtime(row.created_at)
     target = ""

@@ -1,4 +1,5 @@
-"""Reads for spaced review: the due queue (cues only, never the body) and the due count.
+"""Reads for spaced review: the due queue (cues only, never the body), the due count, and the palace overview (the
+memory counts with the due count beside them, which REST, MCP and the panel's Today all show).
 
 An enrolled memory without a ReviewCard has never been reviewed: it is due at created_at +
 ATRIUM_REVIEW_FIRST_DUE_DAYS (0 = at once), and its card is materialised on the first grade (review/services.py).
@@ -6,7 +7,8 @@ ATRIUM_REVIEW_FIRST_DUE_DAYS (0 = at once), and its card is materialised on the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -15,7 +17,10 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from memory.models import Memory
+from memory.rooms import RoomEntry, room_directory
+from memory.stats import MemoryStats, memory_stats
 from palace.errors import NotFound
+from palace.models import Palace
 from palace.selectors import palaces_readable
 from review import scheduler
 from review.models import ReviewCard
@@ -153,3 +158,29 @@ def review_due_count(*, user: User, palace_ids: list[int] | None = None, now: da
 
 def review_card_of(*, memory: Memory) -> ReviewCard | None:
     return ReviewCard.objects.filter(memory=memory).first()
+
+
+@dataclass
+class Overview:
+    """A palace (or a scope of palaces) at a glance: the memory counts, the reviews due now and, when asked for one
+    palace, its room directory."""
+
+    stats: MemoryStats
+    reviews_due: int
+    rooms: list[RoomEntry] = field(default_factory=list)
+
+
+def memory_overview(
+    *, user: User, palaces: Sequence[Palace], now: datetime | None = None, rooms: bool = False
+) -> Overview:
+    """The overview of palaces the caller resolved through palace.selectors: memory_stats (two reads), the due count
+    (three) and, with `rooms` (one palace only), the room directory (three)."""
+    now = now or timezone.now()
+    palace_ids = [p.pk for p in palaces]
+    if rooms and len(palaces) != 1:
+        raise ValueError("the room directory is of one palace")
+    return Overview(
+        stats=memory_stats(palace_ids=palace_ids, now=now),
+        reviews_due=review_due_count(user=user, palace_ids=palace_ids, now=now),
+        rooms=room_directory(palace=palaces[0]) if rooms else [],
+    )

@@ -15,22 +15,15 @@ from django.utils import timezone
 
 from memory.models import AccessRecord, Memory
 from memory.selectors import memory_get
+from memory.services import memory_lock
 from palace.actors import Actor
-from palace.errors import Conflict, InvalidInput, NotFound
+from palace.errors import Conflict, InvalidInput
 from palace.oplog import oplog_write
-from palace.selectors import palace_get
 from review import scheduler
 from review.models import ReviewCard
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
-
-
-def _require_write(*, actor: Actor, palace_id: int) -> None:
-    """System jobs pass; a person must be an owner or editor of the palace (NotFound for outsiders)."""
-    if actor.system:
-        return
-    palace_get(user=actor.user, palace_id=palace_id, write=True)
 
 
 def _state_of(card: ReviewCard) -> scheduler.CardState:
@@ -62,31 +55,11 @@ def _materialise(memory: Memory) -> ReviewCard:
     )
 
 
-def _memory_id(memory: Memory | int | None) -> int:
-    if memory is None:
-        raise InvalidInput("pass either a card or a memory")
-    return memory if isinstance(memory, int) else int(memory.pk)
-
-
-def _locked_memory(memory_id: int) -> Memory:
-    memory = (
-        Memory.objects.select_for_update(of=("self",))
-        .select_related("palace", "slot__room")
-        .filter(pk=memory_id)
-        .first()
-    )
-    if memory is None:
-        raise NotFound("memory not found")
-    return memory
-
-
-def review_enrol(*, memory: Memory | int, actor: Actor, now: datetime | None = None) -> ReviewCard:
+def review_enrol(*, memory_id: int, actor: Actor, now: datetime | None = None) -> ReviewCard:
     """Put a memory under review explicitly (e.g. a backfilled one a person wants to practise): due now."""
     now = now or timezone.now()
-    memory_id = _memory_id(memory)
     with transaction.atomic():
-        row = _locked_memory(memory_id)
-        _require_write(actor=actor, palace_id=row.palace_id)
+        row = memory_lock(memory_id=memory_id, actor=actor)
         if row.status != Memory.Status.ACTIVE:
             raise Conflict(f"memory #{row.pk} is {row.status}; only active memories can be reviewed")
         card = _materialise(row)
@@ -106,12 +79,10 @@ def review_enrol(*, memory: Memory | int, actor: Actor, now: datetime | None = N
     return card
 
 
-def review_unenrol(*, memory: Memory | int, actor: Actor, reason: str = "") -> None:
+def review_unenrol(*, memory_id: int, actor: Actor, reason: str = "") -> None:
     """Take a memory out of review: it leaves the queue and may decay again."""
-    memory_id = _memory_id(memory)
     with transaction.atomic():
-        row = _locked_memory(memory_id)
-        _require_write(actor=actor, palace_id=row.palace_id)
+        row = memory_lock(memory_id=memory_id, actor=actor)
         changed = Memory.objects.filter(pk=row.pk, review_enrolled=True).update(review_enrolled=False)
         ReviewCard.objects.filter(memory=row).update(active=False)
         if changed:
@@ -125,28 +96,17 @@ def review_unenrol(*, memory: Memory | int, actor: Actor, reason: str = "") -> N
             )
 
 
-def review_grade(
-    *,
-    card: ReviewCard | None = None,
-    memory: Memory | int | None = None,
-    grade: int,
-    actor: Actor,
-    now: datetime | None = None,
-) -> ReviewCard:
+def review_grade(*, memory_id: int, grade: int, actor: Actor, now: datetime | None = None) -> ReviewCard:
     """Self-rate a recall 0–5 and advance the SM-2 schedule (1 → 6 → round(prev × ease) days; < 3 resets).
 
-    Pass the card or the memory. A memory under review without a card gets it now (lazy materialisation). Grading
-    a memory that is not under review enrols it: practising it is an explicit choice. One op row per grade.
+    A memory under review without a card gets it now (lazy materialisation). Grading a memory that is not under
+    review enrols it: practising it is an explicit choice. One op row per grade.
     """
-    if (card is None) == (memory is None):
-        raise InvalidInput("pass either a card or a memory")
     if isinstance(grade, bool) or not isinstance(grade, int) or not 0 <= grade <= 5:
         raise InvalidInput("grade must be an integer from 0 to 5", field="grade")
     now = now or timezone.now()
-    memory_id = _memory_id(card.memory_id if card is not None else memory)
     with transaction.atomic():
-        row = _locked_memory(memory_id)
-        _require_write(actor=actor, palace_id=row.palace_id)
+        row = memory_lock(memory_id=memory_id, actor=actor)
         if row.status != Memory.Status.ACTIVE:
             raise Conflict(f"memory #{row.pk} is {row.status}; only active memories are reviewed")
         current = _materialise(row)

@@ -1,9 +1,9 @@
 """Shared fixtures: the personas alice (owner), bob (member, a viewer unless a test makes him an editor) and
-charlie (an outsider), a project palace they share, and clients and tokens for each."""
+charlie (an outsider), a project palace they share, clients and tokens for each, and an embedder that is down."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -91,3 +91,31 @@ def token_for(db: Any) -> Callable[..., str]:
 @pytest.fixture
 def bearer() -> Callable[[str], dict[str, str]]:
     return lambda raw: {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
+
+
+class FailingEmbedder:
+    """An embedder whose every call fails, as a crashed model or an unreachable endpoint would."""
+
+    name = "failing"
+
+    def passages(self, texts: list[str]) -> Any:
+        from memory.embeddings import EmbedderUnavailable
+
+        raise EmbedderUnavailable("embedder is down (test)")
+
+    def query(self, text: str) -> Any:
+        from memory.embeddings import EmbedderUnavailable
+
+        raise EmbedderUnavailable("embedder is down (test)")
+
+
+@pytest.fixture
+def embedder_down() -> Iterator[None]:
+    """The embedder is down for this test (saves go without vectors, search runs its lexical arm only)."""
+    from memory.embeddings import set_embedder
+
+    set_embedder(FailingEmbedder())
+    try:
+        yield
+    finally:
+        set_embedder(None, active=False)

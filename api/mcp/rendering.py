@@ -17,7 +17,7 @@ from memory.wrapping import wrap_memory_context
 from palace.models import Palace
 
 if TYPE_CHECKING:
-    from memory.services import SaveResult
+    from memory.pipeline import SaveResult
 
 SNIPPET_CHARS = 400  # search and list rows; memory_examine returns the whole body
 

@@ -10,7 +10,9 @@ from django.conf import settings
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-Kind = Literal["fact", "preference", "decision", "episode", "skill"]
+from palace.kinds import KindName
+
+Kind = KindName  # the one definition of the kinds (palace.kinds), under the name the tools use
 MemoryId = Annotated[int, Field(ge=1, le=2**63 - 1, description="A memory id, as printed `id=` / `#id`.")]
 Project = Annotated[
     str | None,

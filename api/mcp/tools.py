@@ -20,21 +20,20 @@ from api.mcp import rendering, schemas
 from api.mcp.base import run_tool
 from api.mcp.context import palace_for
 from api.mcp.server import WRITE_TOOLS, mcp
+from memory import pipeline as memory_pipeline
 from memory import selectors as memory_selectors
 from memory import services as memory_services
-from memory.corridor import neighbours as corridor_neighbours
-from memory.corridor import tour_fixed, tour_thematic
 from memory.evidence import NEXT_STRATEGIES, evidence_assess, qualify_ref
 from memory.jobs import distill_run
 from memory.models import Edge, Memory
 from memory.profile import profile_build
 from memory.search import memory_search
-from memory.stats import palace_stats
+from memory.walks import neighbours as walk_neighbours
+from memory.walks import tour_fixed, tour_thematic
 from memory.wrapping import wrap_memory_context
 from palace.errors import InvalidInput, NotFound
-from palace.models import OpLog
 from palace.selectors import palaces_readable
-from review.selectors import review_due_count, review_queue
+from review.selectors import memory_overview, review_due_count, review_queue
 from review.services import review_grade
 
 SOURCE = "mcp"
@@ -83,17 +82,17 @@ def _save(
     if items is None:
         assert content is not None
         assert kind is not None
-        result = memory_services.memory_save(
+        result = memory_pipeline.memory_save(
             palace=palace, actor=caller.actor, content=content, kind=kind, placard=placard, source=SOURCE
         )
         out = schemas.SaveOut(palace=palace.label, count=1, failed=0, items=[rendering.save_item(0, result)])
         return out, rendering.save_text(out)
-    batch = memory_services.memory_save_batch(
+    batch = memory_pipeline.memory_save_batch(
         palace=palace, actor=caller.actor, items=[i.model_dump() for i in items], source=SOURCE
     )
     rows: list[schemas.SaveItemOut] = []
     for index, item in enumerate(batch.items):
-        if isinstance(item, memory_services.ItemError):
+        if isinstance(item, memory_pipeline.ItemError):
             rows.append(schemas.SaveItemOut(index=item.index, disposition="error", error=item.message))
         else:
             rows.append(rendering.save_item(index, item))
@@ -431,7 +430,7 @@ async def memory_update(
 
 
 def _forget(caller: Caller, *, id: int, reason: str) -> tuple[schemas.ForgetOut, str]:
-    row = memory_services.memory_forget(memory=id, actor=caller.actor, reason=reason)
+    row = memory_services.memory_forget(memory_id=id, actor=caller.actor, reason=reason)
     out = schemas.ForgetOut(id=row.pk, status=row.status, epitaph=row.epitaph, version=row.version)
     return out, f"Forgot #{row.pk} (restorable; it keeps its slot in the closed wing). Epitaph: {row.epitaph or '—'}"
 
@@ -456,11 +455,11 @@ def _report(
     if (outcome is None) == (grade is None):
         raise InvalidInput("pass exactly one of `outcome` (success | failure) or `grade` (0–5)")
     if outcome is not None:
-        row = memory_services.memory_report(memory=id, actor=caller.actor, outcome=outcome, note=note)
+        row = memory_services.memory_report(memory_id=id, actor=caller.actor, outcome=outcome, note=note)
         out = schemas.ReportOut(id=row.pk, recorded="outcome", outcome=outcome, confidence=row.confidence)
         return out, f"Recorded {outcome} for #{row.pk}: confidence now {row.confidence:.2f}."
     assert grade is not None
-    card = review_grade(memory=id, grade=grade, actor=caller.actor)
+    card = review_grade(memory_id=id, grade=grade, actor=caller.actor)
     out = schemas.ReportOut(
         id=id,
         recorded="grade",
@@ -501,7 +500,7 @@ async def memory_report(
 def _queue(caller: Caller, *, project: str | None, limit: int) -> tuple[schemas.QueueOut, str]:
     palace_ids = [palace_for(caller, project=project).pk] if project else None
     items = review_queue(user=caller.user, palace_ids=palace_ids, limit=limit)
-    due = review_due_count(user=caller.user, palace_ids=palace_ids)
+    reviews_due = review_due_count(user=caller.user, palace_ids=palace_ids)
     rows = [
         schemas.QueueRow(
             id=i.memory_id,
@@ -515,14 +514,14 @@ def _queue(caller: Caller, *, project: str | None, limit: int) -> tuple[schemas.
         )
         for i in items
     ]
-    out = schemas.QueueOut(due=due, items=rows)
+    out = schemas.QueueOut(due=reviews_due, items=rows)
     lines = [
         f"- id={r.id} [{r.coordinate or 'unslotted'}] {r.kind} · {r.placard or '(no placard)'} — "
         f"{r.days_overdue} day(s) overdue"
         for r in rows
     ]
     text = rendering.rows_text(
-        f"Reviews due: {due}. Recall each from its cue first (bodies are hidden on purpose):",
+        f"Reviews due: {reviews_due}. Recall each from its cue first (bodies are hidden on purpose):",
         lines,
         empty="Nothing is due.",
         tail="Then memory_examine the id to check yourself, and memory_report it with a grade 0–5." if rows else "",
@@ -547,12 +546,10 @@ async def memory_review_queue(
 def _audit(caller: Caller, *, id: int) -> tuple[schemas.AuditOut, str]:
     memory = memory_selectors.memory_get(user=caller.user, memory_id=id)
     labels = {memory.palace_id: memory.palace.label}
-    chain = memory_selectors.memory_supersede_chain(user=caller.user, memory_id=id)
-    edges = Edge.objects.filter(kind=Edge.Kind.CONTRADICTS, palace_id=memory.palace_id).select_related(
-        "from_memory", "to_memory"
-    )
+    history = memory_selectors.memory_chain(memory=memory)
+    chain = history.newest_first
     contradictions = []
-    for edge in edges.filter(from_memory_id=id) | edges.filter(to_memory_id=id):
+    for edge in memory_selectors.memory_edges(memory=memory, kind=Edge.Kind.CONTRADICTS, limit=None):
         out_going = edge.from_memory_id == id
         other = edge.to_memory if out_going else edge.from_memory
         contradictions.append(
@@ -565,10 +562,6 @@ def _audit(caller: Caller, *, id: int) -> tuple[schemas.AuditOut, str]:
                 created_at=edge.created_at,
             )
         )
-    chain_ids = [m.pk for m in chain]
-    ops = OpLog.objects.filter(target_kind="memory", target_id__in=chain_ids, palace_id=memory.palace_id).order_by(
-        "-created_at", "-pk"
-    )[:50]
     oplog = [
         schemas.OpRow(
             op=o.op,
@@ -578,7 +571,7 @@ def _audit(caller: Caller, *, id: int) -> tuple[schemas.AuditOut, str]:
             reason=o.reason,
             detail=dict(o.detail),
         )
-        for o in ops
+        for o in memory_selectors.memory_ops(chain=history)
     ]
     row = rendering.memory_row(memory, labels, max_chars=None)
     out = schemas.AuditOut(
@@ -617,8 +610,8 @@ async def memory_review(id: schemas.MemoryId) -> Annotated[CallToolResult, schem
 
 def _stats(caller: Caller, *, project: str | None) -> tuple[schemas.StatsOut, str]:
     palace = palace_for(caller, project=project)
-    stats = palace_stats(palace=palace)
-    due = review_due_count(user=caller.user, palace_ids=[palace.pk])
+    overview = memory_overview(user=caller.user, palaces=[palace], rooms=True)
+    stats, reviews_due = overview.stats, overview.reviews_due
     rooms = [
         schemas.RoomOut(
             name=r.name,
@@ -628,7 +621,7 @@ def _stats(caller: Caller, *, project: str | None) -> tuple[schemas.StatsOut, st
             active=r.active,
             latest_placard=r.latest_placard,
         )
-        for r in stats.rooms
+        for r in overview.rooms
     ]
     out = schemas.StatsOut(
         palace=palace.label,
@@ -638,7 +631,7 @@ def _stats(caller: Caller, *, project: str | None) -> tuple[schemas.StatsOut, st
         without_vector=stats.without_vector,
         unslotted=stats.unslotted,
         review_enrolled=stats.review_enrolled,
-        reviews_due=due,
+        reviews_due=reviews_due,
         pending_contradictions=stats.pending_contradictions,
         created_last_7_days=stats.created_last_7_days,
         signal_ratio=stats.signal_ratio,
@@ -650,7 +643,7 @@ def _stats(caller: Caller, *, project: str | None) -> tuple[schemas.StatsOut, st
         f"Palace {palace.label}: {stats.total} memories "
         + ", ".join(f"{k} {v}" for k, v in stats.by_status.items() if v),
         "Active by kind: " + ", ".join(f"{k} {v}" for k, v in stats.by_kind.items()),
-        f"Signal ratio: {ratio} ({stats.signal_reason}). Reviews due: {due}. "
+        f"Signal ratio: {ratio} ({stats.signal_reason}). Reviews due: {reviews_due}. "
         f"Pending contradictions: {stats.pending_contradictions}. Without vector: {stats.without_vector}.",
         "Room directory (search inside one with memory_search room=…):",
     ]
@@ -679,9 +672,7 @@ async def memory_stats(project: schemas.Project = None) -> Annotated[CallToolRes
 
 def _examine(caller: Caller, *, ids: list[int]) -> tuple[schemas.ExamineOut, str]:
     labels = _labels(caller)
-    found = {
-        m.pk: m for m in Memory.objects.filter(pk__in=ids, palace_id__in=list(labels)).select_related("slot__room")
-    }
+    found = memory_selectors.memories_by_id(palace_ids=list(labels), ids=ids)
     unique = list(dict.fromkeys(ids))
     rows = [rendering.memory_row(found[i], labels, max_chars=None) for i in unique if i in found]
     missing = [i for i in unique if i not in found]
@@ -709,7 +700,7 @@ async def memory_examine(
 def _neighbours(caller: Caller, *, id: int, hops: int, limit: int) -> tuple[schemas.NeighboursOut, str]:
     memory = memory_selectors.memory_get(user=caller.user, memory_id=id)
     labels = {memory.palace_id: memory.palace.label}
-    found = corridor_neighbours(memory=memory, hops=hops, limit=limit)
+    found = walk_neighbours(memory=memory, hops=hops, limit=limit)
     origin = rendering.memory_row(memory, labels)
     rows = [
         schemas.NeighbourOut(
@@ -923,8 +914,8 @@ async def memory_distill(
 
 def profile_for(caller: Caller) -> schemas.ProfileOut:
     palace = palace_for(caller, project=None)
-    due = review_due_count(user=caller.user)
-    profile = profile_build(user=caller.user, palace_id=palace.pk, due=due)
+    reviews_due = review_due_count(user=caller.user)
+    profile = profile_build(user=caller.user, palace_id=palace.pk, reviews_due=reviews_due)
     return schemas.ProfileOut(
         text=profile.text,
         tokens=profile.tokens,
@@ -943,7 +934,7 @@ def profile_for(caller: Caller) -> schemas.ProfileOut:
             for line in profile.lines
         ],
         more=profile.more,
-        reviews_due=profile.due,
+        reviews_due=profile.reviews_due,
     )
 
 

@@ -17,9 +17,10 @@ from pydantic import ConfigDict
 from accounts.caller import Caller
 from api.auth import caller_of
 from api.schemas import ErrorOut
-from memory import selectors, services
+from memory import pipeline, selectors, services
 from memory.models import Memory
 from palace.errors import InvalidInput
+from palace.kinds import KindName
 from palace.models import Palace
 from palace.selectors import palace_get
 
@@ -27,7 +28,6 @@ router = Router(tags=["memories"])
 
 SOURCE = "rest"
 ERRORS: dict[int, Any] = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut, 422: ErrorOut}
-KindName = Literal["fact", "preference", "decision", "episode", "skill"]
 
 
 class _Strict(Schema):
@@ -60,7 +60,7 @@ class SaveIn(_Strict):
     source_turn: str = ""
     source_seq: int | None = None
     importance: float | None = None
-    items: list[ItemIn] | None = Field(default=None, max_length=services.MAX_BATCH_ITEMS)
+    items: list[ItemIn] | None = Field(default=None, max_length=pipeline.MAX_BATCH_ITEMS)
 
 
 class MemoryOut(Schema):
@@ -181,7 +181,7 @@ def memory_out(m: Memory) -> dict[str, Any]:
     }
 
 
-def save_out(r: services.SaveResult) -> dict[str, Any]:
+def save_out(r: pipeline.SaveResult) -> dict[str, Any]:
     return {
         "disposition": r.disposition,
         "memory": memory_out(r.memory) if r.memory is not None else None,
@@ -211,17 +211,17 @@ def memories_save(request: HttpRequest, payload: SaveIn) -> Status[dict[str, Any
         raise InvalidInput("send either content (one memory) or items (a batch), not both or neither")
     palace = _palace(caller, payload.palace, payload.project, write=True)
     if payload.items is not None:
-        batch = services.memory_save_batch(
+        batch = pipeline.memory_save_batch(
             palace=palace, actor=caller.actor, items=[i.model_dump() for i in payload.items], source=SOURCE
         )
         items = [
             save_out(r)
-            if isinstance(r, services.SaveResult)
+            if isinstance(r, pipeline.SaveResult)
             else {"index": r.index, "error": {"code": r.code, "message": r.message}}
             for r in batch.items
         ]
         return Status(200, {"count": batch.count, "failed": batch.failed, "items": items})
-    result = services.memory_save(
+    result = pipeline.memory_save(
         palace=palace,
         actor=caller.actor,
         content=payload.content or "",
@@ -264,8 +264,7 @@ def memories_list(request: HttpRequest, filters: Query[ListQuery]) -> dict[str, 
 def memories_get(request: HttpRequest, memory_id: int) -> dict[str, Any]:
     caller = caller_of(request)
     memory = selectors.memory_get(user=caller.user, memory_id=memory_id)
-    successor = Memory.objects.filter(supersedes_id=memory.pk).values_list("pk", flat=True).first()
-    return {**memory_out(memory), "superseded_by": successor}
+    return {**memory_out(memory), "superseded_by": selectors.memory_successor_id(memory=memory)}
 
 
 def _update(request: HttpRequest, memory_id: int, payload: UpdateIn) -> Status[dict[str, Any]]:
@@ -304,7 +303,7 @@ def memories_forget(request: HttpRequest, memory_id: int, payload: ReasonIn) -> 
     caller = caller_of(request)
     caller.require_write()
     memory = selectors.memory_get(user=caller.user, memory_id=memory_id)
-    return memory_out(services.memory_forget(memory=memory, actor=caller.actor, reason=payload.reason))
+    return memory_out(services.memory_forget(memory_id=memory.pk, actor=caller.actor, reason=payload.reason))
 
 
 @router.post("/{int:memory_id}/restore", response={200: MemoryOut, **ERRORS})
@@ -313,7 +312,7 @@ def memories_restore(request: HttpRequest, memory_id: int, payload: ReasonIn) ->
     caller = caller_of(request)
     caller.require_write()
     memory = selectors.memory_get(user=caller.user, memory_id=memory_id)
-    return memory_out(services.memory_restore(memory=memory, actor=caller.actor, reason=payload.reason))
+    return memory_out(services.memory_restore(memory_id=memory.pk, actor=caller.actor, reason=payload.reason))
 
 
 @router.post("/{int:memory_id}/report", response={200: MemoryOut, **ERRORS})
@@ -323,5 +322,5 @@ def memories_report(request: HttpRequest, memory_id: int, payload: ReportIn) -> 
     caller.require_write()
     memory = selectors.memory_get(user=caller.user, memory_id=memory_id)
     return memory_out(
-        services.memory_report(memory=memory, actor=caller.actor, outcome=payload.outcome, note=payload.note)
+        services.memory_report(memory_id=memory.pk, actor=caller.actor, outcome=payload.outcome, note=payload.note)
     )

@@ -5,19 +5,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Q
 from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema
 
 from api.auth import caller_of
 from api.schemas import ErrorOut
 from palace.errors import InvalidInput
-from palace.models import OpLog
-from palace.selectors import palace_get, palaces_readable
+from palace.selectors import OPLOG_PAGE_MAX, oplog_page, palace_get
 
 router = Router(tags=["oplog"])
 
-MAX_LIMIT = 200
+MAX_LIMIT = OPLOG_PAGE_MAX
 
 
 class OpLogQuery(Schema):
@@ -55,21 +53,17 @@ def oplog_list(request: HttpRequest, filters: Query[OpLogQuery]) -> dict[str, An
     caller = caller_of(request)
     if filters.palace is not None and filters.project is not None:
         raise InvalidInput("give palace or project, not both")
+    palaces = None
     if filters.palace is not None or filters.project is not None:
-        palace = palace_get(user=caller.user, palace_id=filters.palace, origin=filters.project)
-        qs = OpLog.objects.filter(palace=palace)
-    else:
-        readable = palaces_readable(user=caller.user).values("pk")
-        qs = OpLog.objects.filter(Q(palace__in=readable) | Q(palace__isnull=True, actor_user_id=caller.user.pk))
-    if filters.op:
-        qs = qs.filter(op__startswith=filters.op) if filters.op.endswith(".") else qs.filter(op=filters.op)
-    if filters.since is not None:
-        qs = qs.filter(created_at__gte=filters.since)
-    if filters.before is not None:
-        qs = qs.filter(pk__lt=filters.before)
-    rows = list(qs.order_by("-pk")[: filters.limit + 1])
-    more = len(rows) > filters.limit
-    rows = rows[: filters.limit]
+        palaces = [palace_get(user=caller.user, palace_id=filters.palace, origin=filters.project)]
+    page = oplog_page(
+        user=caller.user,
+        palaces=palaces,
+        op=filters.op,
+        since=filters.since,
+        before=filters.before,
+        limit=filters.limit,
+    )
     items = [
         {
             "id": r.pk,
@@ -85,6 +79,6 @@ def oplog_list(request: HttpRequest, filters: Query[OpLogQuery]) -> dict[str, An
             "request_id": r.request_id,
             "created_at": r.created_at,
         }
-        for r in rows
+        for r in page.items
     ]
-    return {"items": items, "next_before": rows[-1].pk if more and rows else None}
+    return {"items": items, "next_before": page.next_before}

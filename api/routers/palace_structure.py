@@ -14,13 +14,14 @@ from pydantic import ConfigDict
 
 from api.auth import caller_of
 from api.schemas import ErrorOut
-from memory import corridor
+from memory import walks
 from memory.models import Memory
-from memory.placard_scan import refurb_list
+from memory.refurb import refurb_list
+from memory.rooms import room_directory
+from memory.selectors import memory_get
 from palace.errors import InvalidInput, NotFound
-from palace.models import Room
 from palace.selectors import palace_get
-from palace.structure import room_get, room_rename, slots_of
+from palace.structure import room_get, room_in, room_rename, slots_of
 
 router = Router(tags=["palace structure"])
 
@@ -74,10 +75,10 @@ class TourOut(Schema):
 class TourQuery(Schema):
     mode: Literal["fixed", "thematic"] = "fixed"
     theme: str = ""
-    stops: int = Field(default=5, ge=corridor.TOUR_MIN_STOPS, le=corridor.TOUR_MAX_STOPS)
+    stops: int = Field(default=5, ge=walks.TOUR_MIN_STOPS, le=walks.TOUR_MAX_STOPS)
     include_closed: bool = False
     offset: int = Field(default=0, ge=0)
-    limit: int = Field(default=100, ge=1, le=corridor.TOUR_PAGE_MAX)
+    limit: int = Field(default=100, ge=1, le=walks.TOUR_PAGE_MAX)
 
 
 class NeighbourOut(Schema):
@@ -131,7 +132,7 @@ def rooms_directory(request: HttpRequest, palace_id: int) -> list[dict[str, Any]
     """The room directory: every room with the slots it has used, its active memories and its latest placard.
     Pick a room here, then search inside it with `room=`."""
     palace = palace_get(user=caller_of(request).user, palace_id=palace_id)
-    return [vars(r) for r in corridor.room_directory(palace=palace)]
+    return [vars(r) for r in room_directory(palace=palace)]
 
 
 @router.patch("/{int:palace_id}/rooms/{int:room_id}", response={200: RoomOut, **ERRORS})
@@ -140,11 +141,11 @@ def rooms_rename(request: HttpRequest, palace_id: int, room_id: int, payload: Re
     caller = caller_of(request)
     caller.require_write()
     palace = palace_get(user=caller.user, palace_id=palace_id, write=True)
-    room = Room.objects.filter(palace=palace, pk=room_id).first()
+    room = room_in(palace_ids=[palace.pk], room_id=room_id)
     if room is None:
         raise NotFound("room not found")
     room_rename(palace=palace, room=room, name=payload.name, actor=caller.actor)
-    return next(vars(r) for r in corridor.room_directory(palace=palace) if r.id == room.pk)
+    return next(vars(r) for r in room_directory(palace=palace) if r.id == room.pk)
 
 
 @router.get("/{int:palace_id}/slots", response={200: list[SlotOut], **ERRORS})
@@ -152,7 +153,7 @@ def slots_list(request: HttpRequest, palace_id: int, room: str | None = None) ->
     """Slots in tour order (optionally of one room, by name), each with what it holds now."""
     palace = palace_get(user=caller_of(request).user, palace_id=palace_id)
     slots = list(slots_of(palace=palace, room=room_get(palace=palace, name=room) if room else None))
-    current = corridor.current_by_slot([s.pk for s in slots])
+    current = walks.current_by_slot([s.pk for s in slots])
     return [
         {
             "id": s.pk,
@@ -173,11 +174,11 @@ def tour(request: HttpRequest, palace_id: int, q: Query[TourQuery]) -> dict[str,
     caller = caller_of(request)
     palace = palace_get(user=caller.user, palace_id=palace_id)
     if q.mode == "fixed":
-        result = corridor.tour_fixed(palace=palace, include_closed=q.include_closed, offset=q.offset, limit=q.limit)
+        result = walks.tour_fixed(palace=palace, include_closed=q.include_closed, offset=q.offset, limit=q.limit)
     else:
         if not q.theme.strip():
             raise InvalidInput("a thematic tour needs a theme", field="theme")
-        result = corridor.tour_thematic(user=caller.user, palace=palace, theme=q.theme, stops=q.stops)
+        result = walks.tour_thematic(user=caller.user, palace=palace, theme=q.theme, stops=q.stops)
     return {
         "mode": result.mode,
         "total": result.total,
@@ -192,11 +193,12 @@ def tour(request: HttpRequest, palace_id: int, q: Query[TourQuery]) -> dict[str,
 @router.get("/{int:palace_id}/neighbours/{int:memory_id}", response={200: NeighboursOut, **ERRORS})
 def neighbours(request: HttpRequest, palace_id: int, memory_id: int, hops: int = 1) -> dict[str, Any]:
     """A corridor walk: memories 1–3 `hops` from this one over its edges, nearest first."""
-    palace = palace_get(user=caller_of(request).user, palace_id=palace_id)
-    memory = Memory.objects.filter(palace=palace, pk=memory_id).first()
-    if memory is None:
+    user = caller_of(request).user
+    palace = palace_get(user=user, palace_id=palace_id)
+    memory = memory_get(user=user, memory_id=memory_id)
+    if memory.palace_id != palace.pk:
         raise NotFound("memory not found")
-    found = corridor.neighbours(memory=memory, hops=hops)
+    found = walks.neighbours(memory=memory, hops=hops)
     return {
         "memory": memory.pk,
         "hops": hops,

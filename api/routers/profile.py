@@ -23,7 +23,7 @@ def profile_text(request: HttpRequest) -> HttpResponse:
     """Your standing profile (personal palace): plain text for injection at session start."""
     caller = caller_of(request)
     palace = palace_get(user=caller.user)
-    profile = profile_build(user=caller.user, palace_id=palace.pk, due=review_due_count(user=caller.user))
+    profile = profile_build(user=caller.user, palace_id=palace.pk, reviews_due=review_due_count(user=caller.user))
     response = HttpResponse(profile.text + "\n", content_type="text/plain; charset=utf-8")
     response["Cache-Control"] = "private, no-store"
     response["X-Atrium-Profile-Tokens"] = f"{profile.tokens:g}/{profile.budget}"

@@ -140,7 +140,7 @@ def review_grade(request: HttpRequest, memory_id: int, payload: GradeIn) -> dict
     caller = caller_of(request)
     caller.require_write()
     memory = memory_get(user=caller.user, memory_id=memory_id)
-    card = services.review_grade(memory=memory, grade=payload.grade, actor=caller.actor)
+    card = services.review_grade(memory_id=memory.pk, grade=payload.grade, actor=caller.actor)
     return {
         "memory": memory.pk,
         "grade": card.last_grade,

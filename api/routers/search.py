@@ -17,12 +17,12 @@ from api.auth import caller_of
 from api.schemas import ErrorOut
 from memory.search import MAX_LIMIT, MAX_QUERY_CHARS, SearchResult, memory_search
 from palace.errors import InvalidInput
+from palace.kinds import KindName
 from palace.selectors import palace_get
 
 router = Router(tags=["search"])
 
 ERRORS: dict[int, Any] = {401: ErrorOut, 404: ErrorOut, 422: ErrorOut}
-KindName = Literal["fact", "preference", "decision", "episode", "skill"]
 StatusName = Literal["active", "archived", "forgotten", "superseded", "any"]
 
 

@@ -10,10 +10,9 @@ from ninja import Router, Schema
 
 from api.auth import caller_of
 from api.schemas import ErrorOut
-from memory.stats import palace_stats
 from palace.errors import InvalidInput
 from palace.selectors import palace_get
-from review.selectors import review_due_count
+from review.selectors import memory_overview
 
 router = Router(tags=["stats"])
 
@@ -55,6 +54,20 @@ def stats(request: HttpRequest, palace: int | None = None, project: str | None =
         raise InvalidInput("give palace or project, not both")
     caller = caller_of(request)
     target = palace_get(user=caller.user, palace_id=palace, origin=project)
-    figures = asdict(palace_stats(palace=target))
-    figures["review_due"] = review_due_count(user=caller.user, palace_ids=[target.pk])
-    return figures
+    overview = memory_overview(user=caller.user, palaces=[target], rooms=True)
+    s = overview.stats
+    return {
+        "palace_id": target.pk,
+        "total": s.total,
+        "by_status": s.by_status,
+        "by_kind": s.by_kind,
+        "without_vector": s.without_vector,
+        "unslotted": s.unslotted,
+        "review_enrolled": s.review_enrolled,
+        "review_due": overview.reviews_due,  # the public key; `reviews_due` inside
+        "pending_contradictions": s.pending_contradictions,
+        "created_last_7_days": s.created_last_7_days,
+        "signal_ratio": s.signal_ratio,
+        "signal_reason": s.signal_reason,
+        "rooms": [asdict(r) for r in overview.rooms],
+    }

@@ -10,6 +10,7 @@ from django import template
 from django.utils import timezone
 from django.utils.safestring import SafeString
 
+from palace import oplog_categories
 from panel import labels, rows
 
 register = template.Library()
@@ -56,7 +57,7 @@ def op_label(op: str) -> str:
 
 @register.filter
 def op_category(op: str) -> str:
-    return labels.op_category(op)
+    return oplog_categories.op_category(op)
 
 
 @register.filter

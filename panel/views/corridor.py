@@ -9,15 +9,19 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
+from memory.rooms import room_directory_page, room_graph
+from memory.search import memory_search
+from memory.selectors import memory_get, room_memories
+from memory.walks import MAX_HOPS
+from memory.walks import neighbours as walk_neighbours
 from palace.errors import InvalidInput
 from palace.selectors import palace_get
-from panel import labels, sources
-from panel import selectors as reads
-from panel.access import memory_for, room_for
+from palace.structure import room_visible
+from panel import labels
+from panel.forms import int_or_none
 from panel.frame import domain_errors, page
 from panel.scope import scope_for
-
-MAX_HOPS = 3
+from panel.shaping import corridor_graph
 
 
 @require_GET
@@ -26,7 +30,7 @@ MAX_HOPS = 3
 @domain_errors
 def corridor(request: HttpRequest) -> HttpResponse:
     scope = scope_for(request)
-    context = {"graph": reads.corridor_graph(palace_ids=scope.palace_ids), "q": ""}
+    context = {"graph": corridor_graph(room_graph(palace_ids=scope.palace_ids)), "q": ""}
     return page(request, "panel/corridor.html", context, scope=scope, nav="corridor", partial="graph")
 
 
@@ -37,15 +41,15 @@ def corridor(request: HttpRequest) -> HttpResponse:
 def rooms(request: HttpRequest) -> HttpResponse:
     """The whole room directory of one palace, a kind at a time, keyset-paged (Today shows the newest few)."""
     scope = scope_for(request)
-    wanted = reads.int_or_none(request.GET.get("palace"))
+    wanted = int_or_none(request.GET.get("palace"))
     palace = next((p for p in scope.palaces if wanted in (None, p.pk)), None)
     if palace is None and wanted is not None:  # a palace outside the current scope: the access function decides
         palace = palace_get(user=request.user, palace_id=wanted)
     kind = request.GET.get("kind") or labels.KINDS[0]
     if palace is None or kind not in labels.KINDS:
         raise InvalidInput(_("Choose a palace and one of the room kinds."), field="kind")
-    after = reads.int_or_none(request.GET.get("after"))
-    rows, cursor = sources.room_directory_page(palace=palace, kind=kind, after=after)
+    after = int_or_none(request.GET.get("after"))
+    rows, cursor = room_directory_page(palace=palace, kind=kind, after=after)
     context = {"palace": palace, "kind": kind, "kinds": labels.KINDS, "rows": rows, "after": after, "cursor": cursor}
     return page(request, "panel/rooms.html", context, scope=scope, nav="corridor", partial="rows")
 
@@ -55,8 +59,8 @@ def rooms(request: HttpRequest) -> HttpResponse:
 @vary_on_headers("HX-Request")
 @domain_errors
 def room(request: HttpRequest, room_id: int) -> HttpResponse:
-    found = room_for(request, room_id)
-    context = {"room": found, "memories": reads.room_memories(room=found)}
+    found = room_visible(user=request.user, room_id=room_id)
+    context = {"room": found, "memories": room_memories(room=found)}
     return page(request, "panel/corridor_room.html", context, scope=scope_for(request), nav="corridor", partial="room")
 
 
@@ -65,9 +69,9 @@ def room(request: HttpRequest, room_id: int) -> HttpResponse:
 @vary_on_headers("HX-Request")
 @domain_errors
 def neighbours(request: HttpRequest, memory_id: int) -> HttpResponse:
-    memory = memory_for(request, memory_id)
-    hops = min(max(reads.int_or_none(request.GET.get("hops")) or 1, 1), MAX_HOPS)
-    context = {"m": memory, "hops": hops, "near": sources.neighbours(memory=memory, hops=hops)}
+    memory = memory_get(user=request.user, memory_id=memory_id)
+    hops = min(max(int_or_none(request.GET.get("hops")) or 1, 1), MAX_HOPS)
+    context = {"m": memory, "hops": hops, "near": walk_neighbours(memory=memory, hops=hops)}
     return page(request, "panel/neighbours.html", context, scope=scope_for(request), nav="corridor", partial="near")
 
 
@@ -80,7 +84,7 @@ def bench(request: HttpRequest) -> HttpResponse:
     q = request.GET.get("q", "").strip()[:500]
     result = None
     if q:
-        result = sources.memory_search(
+        result = memory_search(
             user=request.user, query=q, palace_ids=scope.palace_ids, limit=10, reinforce=False, register_batch=False
         )
     context = {"q": q, "result": result}

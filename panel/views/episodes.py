@@ -7,9 +7,8 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
-from panel import selectors as reads
-from panel.access import memory_for
-from panel.forms import EpisodeFilters
+from memory.selectors import episode_groups, episodes_nearby, memory_get
+from panel.forms import EpisodeFilters, int_or_none
 from panel.frame import domain_errors, page
 from panel.scope import scope_for
 
@@ -23,7 +22,7 @@ DEFAULT_WINDOW_MINUTES = 60
 def episodes(request: HttpRequest) -> HttpResponse:
     scope = scope_for(request)
     f = EpisodeFilters.from_request(request)
-    groups, cursor = reads.episode_groups(palace_ids=scope.palace_ids, start=f.start, end=f.end, cursor=f.cursor)
+    groups, cursor = episode_groups(palace_ids=scope.palace_ids, start=f.start, end=f.end, cursor=f.cursor)
     context = {"f": f, "groups": groups, "cursor": cursor}
     partial = "more" if f.cursor else "timeline"
     return page(request, "panel/episodes.html", context, scope=scope, nav="episodes", partial=partial)
@@ -34,8 +33,8 @@ def episodes(request: HttpRequest) -> HttpResponse:
 @vary_on_headers("HX-Request")
 @domain_errors
 def nearby(request: HttpRequest, memory_id: int) -> HttpResponse:
-    anchor = memory_for(request, memory_id)
-    minutes = reads.int_or_none(request.GET.get("minutes")) or DEFAULT_WINDOW_MINUTES
+    anchor = memory_get(user=request.user, memory_id=memory_id)
+    minutes = int_or_none(request.GET.get("minutes")) or DEFAULT_WINDOW_MINUTES
     minutes = max(1, min(minutes, 7 * 24 * 60))
-    context = {"anchor": anchor, "minutes": minutes, "near": reads.episodes_nearby(anchor=anchor, minutes=minutes)}
+    context = {"anchor": anchor, "minutes": minutes, "near": episodes_nearby(anchor=anchor, minutes=minutes)}
     return page(request, "panel/nearby.html", context, scope=scope_for(request), nav="episodes", partial="near")

@@ -10,10 +10,14 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
+from palace.selectors import oplog_day_counts, oplog_page
 from panel import labels
-from panel import selectors as reads
+from panel.forms import int_or_none
 from panel.frame import domain_errors, page
 from panel.scope import scope_for
+from panel.shaping import oplog_week, week_window
+
+PAGE_SIZE = 50
 
 
 @require_GET
@@ -24,16 +28,17 @@ def log(request: HttpRequest) -> HttpResponse:
     scope = scope_for(request)
     category = request.GET.get("category", "")
     category = category if category in labels.CATEGORIES else ""
-    before = reads.int_or_none(request.GET.get("before"))
-    rows, cursor = reads.oplog_rows(palace_ids=scope.palace_ids, category=category, before=before)
+    before = int_or_none(request.GET.get("before"))
+    found = oplog_page(user=request.user, palaces=scope.palaces, category=category, before=before, limit=PAGE_SIZE)
     context: dict[str, Any] = {
-        "rows": rows,
-        "cursor": cursor,
+        "rows": found.items,
+        "cursor": found.next_before,
         "category": category,
         "categories": list(labels.CATEGORIES),
         "palace_names": {p.pk: p for p in scope.palaces},
     }
     if before is None:
-        context["week"] = reads.oplog_week(palace_ids=scope.palace_ids, now=timezone.now())
+        days, start = week_window(timezone.now())
+        context["week"] = oplog_week(days, oplog_day_counts(palace_ids=scope.palace_ids, since=start))
     partial = "more" if before is not None else "log"
     return page(request, "panel/log.html", context, scope=scope, nav="log", partial=partial)

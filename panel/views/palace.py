@@ -7,20 +7,26 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
-from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from memory import selectors as memories
+from memory import services
 from memory.models import Memory
+from memory.search import memory_search
 from palace import selectors
 from palace.errors import InvalidInput
-from panel import labels, sources
-from panel import selectors as reads
-from panel.access import memory_for
-from panel.forms import ListFilters, MemoryEditForm
+from palace.structure import room_in
+from panel import labels
+from panel.forms import STATUSES, ListFilters, MemoryEditForm
 from panel.frame import actor_of, domain_errors, is_partial, page, user_of
 from panel.scope import scope_for
+from review.selectors import QUEUE_MAX, review_due_ids
+
+PAGE_SIZE = 50
+CHAIN_DEPTH = 20  # versions shown each way on a memory's detail
+SOURCE = "panel"
 
 
 @require_GET
@@ -30,35 +36,38 @@ from panel.scope import scope_for
 def memory_list(request: HttpRequest) -> HttpResponse:
     scope = scope_for(request)
     f = ListFilters.from_request(request)
-    room = reads.room_in(palace_ids=scope.palace_ids, room_id=f.room) if f.room else None
-    context: dict[str, Any] = {"f": f, "kinds": labels.KINDS, "statuses": reads.STATUSES, "room": room}
-    only_ids = (
-        sources.review_due_ids(user=user_of(request), palaces=scope.palaces, now=timezone.now()) if f.due else None
-    )
+    room = room_in(palace_ids=scope.palace_ids, room_id=f.room) if f.room else None
+    context: dict[str, Any] = {"f": f, "kinds": labels.KINDS, "statuses": STATUSES, "room": room}
+    status = None if f.status == "all" else f.status
     if f.q:
-        result = sources.memory_search(
+        result = memory_search(
             user=user_of(request),
             query=f.q,
             palace_ids=scope.palace_ids,
             kind=f.kind or None,
             room=room.name if room else None,
-            status=None if f.status == "all" else f.status,
+            status=status,
             limit=50,
             reinforce=False,
             register_batch=False,
         )
         rows, cursor, hits = [h.memory for h in result.hits], "", {h.memory.pk: h for h in result.hits}
     else:
-        rows, cursor = reads.memory_rows(
-            palace_ids=scope.palace_ids,
-            status=f.status,
-            kind=f.kind,
-            room_id=f.room,
-            only_ids=only_ids,
-            sort=f.sort,
-            cursor=f.cursor,
+        due = review_due_ids(user=request.user, palace_ids=scope.palace_ids, limit=QUEUE_MAX) if f.due else None
+        found = memories.memory_list(
+            user=request.user,
+            palaces=scope.palaces,
+            status=status,
+            kind=f.kind or None,
+            room=f.room,
+            ids=due,
+            order=f.sort,
+            cursor=f.cursor or None,
+            limit=PAGE_SIZE,
+            slim=True,
         )
-        result, hits = None, {}
+        rows, cursor, hits = found.items, found.next_cursor or "", {}
+        result = None
     context.update(rows=rows, cursor=cursor, hits=hits, search=result)
     partial = "more" if f.cursor else "results"
     return page(request, "panel/palace.html", context, scope=scope, nav="palace", partial=partial)
@@ -69,16 +78,16 @@ def memory_list(request: HttpRequest) -> HttpResponse:
 @vary_on_headers("HX-Request")
 @domain_errors
 def memory_detail(request: HttpRequest, memory_id: int) -> HttpResponse:
-    return _detail(request, memory_for(request, memory_id))
+    return _detail(request, memories.memory_get(user=request.user, memory_id=memory_id))
 
 
 def _detail(request: HttpRequest, memory: Memory, status: int = 200) -> HttpResponse:
-    older, newer = reads.supersede_chain(memory)
+    chain = memories.memory_chain(memory=memory, depth=CHAIN_DEPTH, slim=True)
     context = {
         "m": memory,
-        "older": older,
-        "newer": newer,
-        "edges": reads.memory_edges(memory),
+        "older": chain.older,
+        "newer": chain.newer,
+        "edges": memories.memory_edges(memory=memory),
         "can_write": selectors.role_in(user=request.user, palace=memory.palace) in selectors.WRITE_ROLES,
         "form": MemoryEditForm(
             initial={"content": memory.content, "placard": memory.placard, "version": memory.version}
@@ -92,18 +101,19 @@ def _detail(request: HttpRequest, memory: Memory, status: int = 200) -> HttpResp
 @login_required
 @domain_errors
 def memory_edit(request: HttpRequest, memory_id: int) -> HttpResponse:
-    memory = memory_for(request, memory_id, write=True)
+    memory = memories.memory_get(user=request.user, memory_id=memory_id, write=True)
     form = MemoryEditForm(request.POST)
     if not form.is_valid():
         raise InvalidInput(
             _("Please correct the content: %s") % "; ".join(str(e) for es in form.errors.values() for e in es)
         )
-    new = sources.memory_update(
-        memory=memory,
+    new = services.memory_update(
+        memory_id=memory.pk,
         actor=actor_of(request),
         content=form.cleaned_data["content"],
         placard=form.cleaned_data["placard"],
         expected_version=form.cleaned_data["version"],
+        source=SOURCE,
     )
     return _after_write(request, new.pk)
 
@@ -112,9 +122,9 @@ def memory_edit(request: HttpRequest, memory_id: int) -> HttpResponse:
 @login_required
 @domain_errors
 def memory_forget(request: HttpRequest, memory_id: int) -> HttpResponse:
-    memory = memory_for(request, memory_id, write=True)
+    memory = memories.memory_get(user=request.user, memory_id=memory_id, write=True)
     reason = request.POST.get("reason", "").strip()[:500] or _("forgotten in the panel")
-    sources.memory_forget(memory=memory, actor=actor_of(request), reason=reason)
+    services.memory_forget(memory_id=memory.pk, actor=actor_of(request), reason=reason)
     return _after_write(request, memory.pk)
 
 
@@ -122,8 +132,8 @@ def memory_forget(request: HttpRequest, memory_id: int) -> HttpResponse:
 @login_required
 @domain_errors
 def memory_restore(request: HttpRequest, memory_id: int) -> HttpResponse:
-    memory = memory_for(request, memory_id, write=True)
-    sources.memory_restore(memory=memory, actor=actor_of(request))
+    memory = memories.memory_get(user=request.user, memory_id=memory_id, write=True)
+    services.memory_restore(memory_id=memory.pk, actor=actor_of(request))
     return _after_write(request, memory.pk)
 
 
@@ -139,17 +149,17 @@ def batch(request: HttpRequest) -> HttpResponse:
     if not ids:
         raise InvalidInput(_("Select at least one memory."))
     actor = actor_of(request)
-    memories = [memory_for(request, pk, write=True) for pk in ids]
-    for memory in memories:
+    checked = [memories.memory_get(user=request.user, memory_id=pk, write=True) for pk in ids]
+    for memory in checked:
         if action == "forget":
-            sources.memory_forget(memory=memory, actor=actor, reason=_("forgotten in the panel"))
+            services.memory_forget(memory_id=memory.pk, actor=actor, reason=_("forgotten in the panel"))
         else:
-            sources.memory_restore(memory=memory, actor=actor)
+            services.memory_restore(memory_id=memory.pk, actor=actor)
     return redirect("palace")
 
 
 def _after_write(request: HttpRequest, memory_id: int) -> HttpResponse:
     """htmx: the refreshed detail region in place; a plain form post: back to the detail page."""
     if is_partial(request):
-        return _detail(request, memory_for(request, memory_id))
+        return _detail(request, memories.memory_get(user=request.user, memory_id=memory_id))
     return redirect("memory", memory_id=memory_id)

@@ -3,6 +3,7 @@ directory, the refurb list with clarity, and the health ring."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -14,13 +15,19 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from memory.refurb import RefurbList, refurb_list
+from memory.rooms import room_directory_head
+from memory.selectors import memory_get
+from memory.walks import tour_stretch
 from palace.errors import InvalidInput
-from panel import selectors as reads
-from panel import sources
-from panel.access import memory_for
-from panel.frame import actor_of, domain_errors, due_badge, is_partial, page
+from palace.models import Palace
+from palace.selectors import oplog_last_id
+from panel.frame import actor_of, domain_errors, due_badge, is_partial, page, user_of
 from panel.health import health_ring
 from panel.scope import Scope, scope_for
+from panel.shaping import today_summary
+from review.selectors import memory_overview, review_queue
+from review.services import review_grade, review_reveal
 
 GRADES = {"remembered": 5, "hazy": 3, "forgot": 1}
 PARTS = ("tour", "rooms", "refurb")
@@ -41,8 +48,12 @@ def today(request: HttpRequest) -> HttpResponse:
         # Without htmx a region's link opens it as a page of its own (the frame and that region, nothing else).
         return page(request, "panel/today_part.html", {**_part(scope, part), "part": part}, scope=scope, nav="today")
     now = timezone.now()
-    context: dict[str, Any] = {"summary": reads.today_summary(palace_ids=scope.palace_ids, now=now)}
-    context.update(_due(request, scope, now))
+    overview = memory_overview(user=request.user, palaces=scope.palaces, now=now)
+    context: dict[str, Any] = {
+        "summary": today_summary(overview.stats),
+        "reviews_due": overview.reviews_due,
+        **_due(request, scope, now),
+    }
     return page(request, "panel/today.html", context, scope=scope, nav="today", partial="summary")
 
 
@@ -60,9 +71,9 @@ def health(request: HttpRequest) -> HttpResponse:
 @vary_on_headers("HX-Request")
 @domain_errors
 def reveal(request: HttpRequest, memory_id: int) -> HttpResponse:
-    memory = memory_for(request, memory_id)
+    memory = memory_get(user=request.user, memory_id=memory_id)
     scope = scope_for(request)
-    revealed = sources.review_reveal(memory=memory, user=request.user, now=timezone.now())
+    revealed = review_reveal(user=user_of(request), memory_id=memory.pk, now=timezone.now())
     context = {
         "card": revealed,
         "m": revealed.memory,
@@ -76,25 +87,21 @@ def reveal(request: HttpRequest, memory_id: int) -> HttpResponse:
 @login_required
 @domain_errors
 def grade(request: HttpRequest, memory_id: int) -> HttpResponse:
-    memory = memory_for(request, memory_id, write=True)
+    memory = memory_get(user=request.user, memory_id=memory_id, write=True)
     value = GRADES.get(request.POST.get("grade", ""))
     if value is None:
         raise InvalidInput(_("Grade it as remembered, hazy or forgot."))
     now = timezone.now()
-    sources.review_grade(memory=memory, grade=value, actor=actor_of(request), now=now)
+    review_grade(memory_id=memory.pk, grade=value, actor=actor_of(request), now=now)
     if not is_partial(request):
         return redirect("today")
     scope = scope_for(request)
-    context = {**_due(request, scope, now), "due_count": due_badge(request, scope), "graded": True}
+    context = {**_due(request, scope, now), "reviews_due": due_badge(request, scope), "graded": True}
     return page(request, "panel/today.html", context, scope=scope, nav="today", partial="due")
 
 
-def _due(request: HttpRequest, scope: Scope, now: Any) -> dict[str, Any]:
-    try:
-        queue = sources.review_queue(user=request.user, palaces=scope.palaces, now=now, limit=5)
-    except sources.Unavailable:
-        return {"queue": None}
-    return {"queue": queue}
+def _due(request: HttpRequest, scope: Scope, now: datetime) -> dict[str, Any]:
+    return {"queue": review_queue(user=request.user, palace_ids=scope.palace_ids, now=now, limit=5)}
 
 
 # Ops that never change a memory's placard, status or slot (review cards and enrolment, evidence verdicts): grading
@@ -102,36 +109,29 @@ def _due(request: HttpRequest, scope: Scope, now: Any) -> dict[str, Any]:
 PLACARD_NEUTRAL_OPS = ("review.", "evidence.")
 
 
-def _per_palace(palace: Any, part: str, compute: Any) -> Any:
-    """A region's figures for one palace, cached until the palace's next op row that can change them: the refurb
-    scan reads every placard of the palace, and none of them changes without a mutation, which always writes the
-    log."""
-    version = reads.last_op_id(palace_id=palace.pk, ignoring=PLACARD_NEUTRAL_OPS)
-    key = f"atrium:panel:{part}:{palace.pk}:{version}"
-    found = cache.get(key)
+def _refurb(palace: Palace) -> RefurbList:
+    """A palace's refurb list, cached until the palace's next op row that can change it: the scan reads every
+    placard of the palace, and none of them changes without a mutation, which always writes the log."""
+    version = oplog_last_id(palace_id=palace.pk, ignoring=PLACARD_NEUTRAL_OPS)
+    key = f"atrium:panel:refurb:{palace.pk}:{version}"
+    found: RefurbList | None = cache.get(key)
     if found is None:
-        found = compute(palace)
+        found = refurb_list(palace=palace, limit=REFURB_SHOWN)
         cache.set(key, found, PART_CACHE_SECONDS)
     return found
 
 
 def _part(scope: Scope, part: str) -> dict[str, Any]:
-    try:
-        if part == "rooms":  # bounded (the newest rooms of each kind), so read fresh every time
-            return {"directories": [(p, sources.room_directory_head(palace=p)) for p in scope.palaces]}
-        if part == "tour":
-            today = timezone.localdate()
-            return {"tours": [(p, reads.tour_stretch(palace_id=p.pk, today=today)) for p in scope.palaces]}
-        refurbs = [
-            (p, _per_palace(p, part, lambda p: sources.refurb_list(palace=p, limit=REFURB_SHOWN)))
-            for p in scope.palaces
-        ]
-        return {"refurbs": refurbs, "clarity": clarity(refurbs)}
-    except sources.Unavailable as exc:
-        return {"unavailable": str(exc)}
+    if part == "rooms":  # bounded (the newest rooms of each kind), so read fresh every time
+        return {"directories": [(p, room_directory_head(palace=p)) for p in scope.palaces]}
+    if part == "tour":
+        today = timezone.localdate()
+        return {"tours": [(p, tour_stretch(palace=p, today=today)) for p in scope.palaces]}
+    refurbs = [(p, _refurb(p)) for p in scope.palaces]
+    return {"refurbs": refurbs, "clarity": clarity(refurbs)}
 
 
-def clarity(refurbs: list[tuple[Any, Any]]) -> float | None:
+def clarity(refurbs: list[tuple[Palace, RefurbList]]) -> float | None:
     """Share of placarded active memories whose placard is clear (not on the refurb list); None when no palace in
     scope was scanned (too small to judge) — never a figure that reads as healthy by default."""
     scanned = [r for _, r in refurbs if r.scanned and r.placarded]

@@ -10,7 +10,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from memory.services import memory_forget, memory_save
+from memory.pipeline import memory_save
+from memory.services import memory_forget
 from palace.actors import Actor
 from palace.models import OpLog, Palace
 
@@ -33,7 +34,7 @@ def history(project: Palace, alice: Any, charlie: Any) -> dict[str, int]:
         palace=project, actor=Actor.for_user(alice), content="Releases are cut on Tuesdays.", kind="decision"
     )
     assert saved.memory is not None
-    memory_forget(memory=saved.memory, actor=Actor.for_user(alice), reason="continuous delivery now")
+    memory_forget(memory_id=saved.memory.pk, actor=Actor.for_user(alice), reason="continuous delivery now")
     private = memory_save(
         palace=Palace.objects.get(personal_owner=charlie),
         actor=Actor.for_user(charlie),

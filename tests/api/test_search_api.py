@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-import numpy as np
 import pytest
 
-from memory.embeddings import EmbedderUnavailable, embed_passages, set_embedder
+from memory.embeddings import embed_passages
 from memory.models import AccessRecord, Memory, SearchBatch
 from memory.searchtext import build_embedding_text, build_search_text
 from palace.actors import Actor
@@ -17,23 +16,6 @@ from palace.models import Palace
 from palace.slots import slot_assign
 
 URL = "/api/v1/search"
-
-
-class FailingEmbedder:
-    name = "failing"
-
-    def passages(self, texts: list[str]) -> np.ndarray:
-        raise EmbedderUnavailable("test: embedder down")
-
-    def query(self, text: str) -> np.ndarray:
-        raise EmbedderUnavailable("test: embedder down")
-
-
-@pytest.fixture
-def embedder_down() -> Iterator[None]:
-    set_embedder(FailingEmbedder())
-    yield
-    set_embedder(None, active=False)
 
 
 def remember(palace: Palace, content: str, *, kind: str = "fact", occurred_at: datetime | None = None) -> Memory:

@@ -102,30 +102,3 @@ def tokens(mcp_db: None, alice: Any, charlie: Any, token_for: Callable[..., str]
         "charlie": token_for(charlie),
         "alice_read": token_for(alice, scope="read", label="read"),
     }
-
-
-class FailingEmbedder:
-    """An embedder whose every call fails, as a crashed model or an unreachable endpoint would."""
-
-    name = "failing"
-
-    def passages(self, texts: list[str]) -> Any:
-        from memory.embeddings import EmbedderUnavailable
-
-        raise EmbedderUnavailable("embedder is down (test)")
-
-    def query(self, text: str) -> Any:
-        from memory.embeddings import EmbedderUnavailable
-
-        raise EmbedderUnavailable("embedder is down (test)")
-
-
-@pytest.fixture
-def embedder_down() -> Any:
-    from memory.embeddings import set_embedder
-
-    set_embedder(FailingEmbedder())
-    try:
-        yield
-    finally:
-        set_embedder(None, active=False)

@@ -1,38 +1,16 @@
-"""Fixtures for the memory tests: a save helper, an embedder that fails, and a clean override after each test."""
+"""Fixtures for the memory tests: alice's palace and actor, and a save helper (the failing embedder is shared, in
+tests/conftest.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import pytest
 
-from memory.embeddings import EmbedderUnavailable, set_embedder
-from memory.services import SaveResult, memory_save
+from memory.pipeline import SaveResult, memory_save
 from palace.actors import Actor
 from palace.models import Palace
-
-
-class FailingEmbedder:
-    """An embedder whose every call fails, as a crashed model or an unreachable endpoint would."""
-
-    name = "failing"
-
-    def passages(self, texts: list[str]) -> np.ndarray:
-        raise EmbedderUnavailable("embedder is down (test)")
-
-    def query(self, text: str) -> np.ndarray:
-        raise EmbedderUnavailable("embedder is down (test)")
-
-
-@pytest.fixture
-def embedder_down() -> Iterator[None]:
-    set_embedder(FailingEmbedder())
-    try:
-        yield
-    finally:
-        set_embedder(None, active=False)
 
 
 @pytest.fixture

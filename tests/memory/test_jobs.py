@@ -22,7 +22,8 @@ from memory import tasks
 from memory.jobs import decay_run, distill_clusters, distill_rules, distill_run, embeddings_backfill
 from memory.llm import LLMConfig
 from memory.models import Edge, Memory
-from memory.services import memory_restore, memory_save
+from memory.pipeline import memory_save
+from memory.services import memory_restore
 from memory.testing import T0, make_memory, topic_vectors
 from ops.health import health_report
 from palace.actors import Actor
@@ -82,7 +83,7 @@ def test_decay_is_idempotent_and_restorable(palace: Palace, alice: Any) -> None:
     again = decay_run(now=T0)
     assert again.candidates == [] and again.archived == []
     assert OpLog.objects.filter(op="memory.decay").count() == 1
-    memory_restore(memory=stale, actor=Actor.for_user(alice), reason="still true")
+    memory_restore(memory_id=stale.pk, actor=Actor.for_user(alice), reason="still true")
     stale.refresh_from_db()
     assert stale.status == "active"
     assert stale.epitaph == ""

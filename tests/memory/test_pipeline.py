@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from django.test import override_settings
 
-from memory import services
+from memory import pipeline
 from memory.embeddings import configure_openmp, set_embedder
 from memory.models import Edge, Memory
-from memory.services import SaveResult, memory_save, memory_save_batch
+from memory.pipeline import SaveItem, SaveResult, memory_save, memory_save_batch
 from palace.actors import Actor
 from palace.errors import InvalidInput
 from palace.models import OpLog, Palace, Slot
@@ -339,7 +339,7 @@ def test_batch_reports_each_item_dedups_within_the_batch_and_isolates_failures(
     assert isinstance(first, SaveResult) and first.memory is not None and first.disposition == "accept"
     assert isinstance(merged, SaveResult) and merged.disposition == "merge" and merged.merged_into == first.memory.pk
     assert isinstance(dropped, SaveResult) and dropped.disposition == "drop"
-    assert isinstance(bad, services.ItemError) and bad.index == 3 and "kind" in bad.message
+    assert isinstance(bad, pipeline.ItemError) and bad.index == 3 and "kind" in bad.message
     assert isinstance(last, SaveResult) and last.disposition == "accept"
     assert Memory.objects.count() == 2
     assert [o.op for o in memory_ops()] == ["memory.save", "memory.merge", "memory.save"]
@@ -348,7 +348,7 @@ def test_batch_reports_each_item_dedups_within_the_batch_and_isolates_failures(
 def test_a_failing_item_rolls_back_alone(
     alice_palace: Palace, alice_actor: Actor, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = services.slot_assign
+    real = pipeline.slot_assign
     calls = {"n": 0}
 
     def flaky(**kwargs: Any) -> Any:
@@ -357,7 +357,7 @@ def test_a_failing_item_rolls_back_alone(
             raise RuntimeError("disk on fire")
         return real(**kwargs)
 
-    monkeypatch.setattr(services, "slot_assign", flaky)
+    monkeypatch.setattr(pipeline, "slot_assign", flaky)
     result = memory_save_batch(
         palace=alice_palace,
         actor=alice_actor,
@@ -368,7 +368,7 @@ def test_a_failing_item_rolls_back_alone(
         ],
     )
     assert result.failed == 1
-    assert isinstance(result.items[1], services.ItemError) and "disk on fire" in result.items[1].message
+    assert isinstance(result.items[1], pipeline.ItemError) and "disk on fire" in result.items[1].message
     assert sorted(Memory.objects.values_list("kind", flat=True)) == ["decision", "preference"]
     assert OpLog.objects.filter(op="memory.save").count() == 2
 
@@ -441,3 +441,18 @@ def test_a_repeated_query_is_embedded_once_per_embedder() -> None:
         assert second.queries == ["where is the deploy key?"]
     finally:
         set_embedder(None, active=False)
+
+
+def test_a_save_item_checks_its_field_types_once_where_it_is_made() -> None:
+    item = SaveItem(content="The build runs on every push.", kind="fact", placard=None, enrol_review=1)  # type: ignore[arg-type]
+    assert (item.placard, item.enrol_review) == ("", True)
+    with pytest.raises(InvalidInput, match="kind"):
+        SaveItem(content="x", kind="rumour")
+    with pytest.raises(InvalidInput, match="an item must be an object"):
+        SaveItem.from_mapping(["content", "kind"])
+    with pytest.raises(InvalidInput, match="unknown item fields: colour"):
+        SaveItem.from_mapping({"content": "x", "kind": "fact", "colour": "red"})
+    with pytest.raises(InvalidInput, match="content must be a string"):
+        SaveItem.from_mapping({"kind": "fact"})
+    made = SaveItem.from_mapping({"content": "x", "kind": "skill", "source_seq": 3})
+    assert (made.kind, made.source_seq, made.speaker) == ("skill", 3, "")

@@ -49,15 +49,17 @@ items_strategy = st.lists(
     items=items_strategy,
     extra=st.integers(min_value=0, max_value=100_000),
     curated=st.one_of(st.just(""), texts),
-    due=st.one_of(st.none(), st.integers(min_value=0, max_value=10_000)),
+    reviews_due=st.one_of(st.none(), st.integers(min_value=0, max_value=10_000)),
     budget=st.integers(min_value=128, max_value=2048),
     top_n=st.integers(min_value=1, max_value=64),
 )
 def test_profile_never_exceeds_its_token_budget(
-    items: list[ProfileItem], extra: int, curated: str, due: int | None, budget: int, top_n: int
+    items: list[ProfileItem], extra: int, curated: str, reviews_due: int | None, budget: int, top_n: int
 ) -> None:
     total = len(items) + extra
-    profile = profile_render(items=items, total=total, curated=curated, due=due, budget=budget, top_n=top_n)
+    profile = profile_render(
+        items=items, total=total, curated=curated, reviews_due=reviews_due, budget=budget, top_n=top_n
+    )
     assert estimate_tokens(profile.text) <= budget
     assert profile.tokens == estimate_tokens(profile.text)
     assert profile.text.startswith(OPEN_TAG) and profile.text.endswith(CLOSE_TAG)
@@ -72,7 +74,7 @@ def test_profile_never_exceeds_its_token_budget(
 
 def test_default_budget_holds_for_eight_long_chinese_memories() -> None:
     items = [item(i, CHINESE * 20, placard=f"决定{i}") for i in range(1, 9)]
-    profile = profile_render(items=items, total=30, due=4)
+    profile = profile_render(items=items, total=30, reviews_due=4)
     assert estimate_tokens(profile.text) <= 1024
     assert len(profile.lines) >= 4
     assert f"+{30 - len(profile.lines)} more" in profile.text
@@ -128,8 +130,8 @@ def test_profile_is_wrapped_with_the_usage_warning_and_strips_forged_tags() -> N
 
 
 def test_no_due_line_without_due_reviews() -> None:
-    assert "Reviews due" not in profile_render(items=[], total=0, due=0).text
-    assert "Reviews due" not in profile_render(items=[], total=0, due=None).text
+    assert "Reviews due" not in profile_render(items=[], total=0, reviews_due=0).text
+    assert "Reviews due" not in profile_render(items=[], total=0, reviews_due=None).text
 
 
 @pytest.mark.django_db
@@ -145,7 +147,7 @@ def test_profile_build_ranks_personal_memories_and_carries_room_slot(alice: Any,
     charlies = palace_get(user=charlie)
     Memory.objects.create(palace=charlies, kind="fact", content="charlie secret", importance=1)
 
-    profile = profile_build(user=alice, palace_id=palace.pk, due=2)
+    profile = profile_build(user=alice, palace_id=palace.pk, reviews_due=2)
     assert [line.body for line in profile.lines] == ["fact 1", "fact 2", "fact 0"]
     assert all(line.coordinate.startswith("Fact Hall#") for line in profile.lines)
     assert "charlie secret" not in profile.text and "gone" not in profile.text

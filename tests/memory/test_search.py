@@ -10,10 +10,9 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-import numpy as np
 import pytest
 
-from memory.embeddings import EmbedderUnavailable, embed_passages, set_embedder
+from memory.embeddings import embed_passages
 from memory.models import AccessRecord, Edge, Memory, SearchBatch
 from memory.search import memory_search
 from memory.searchtext import build_embedding_text, build_search_text
@@ -21,23 +20,6 @@ from palace.actors import Actor
 from palace.errors import InvalidInput, NotFound
 from palace.models import OpLog, Palace
 from palace.slots import slot_assign
-
-
-class FailingEmbedder:
-    name = "failing"
-
-    def passages(self, texts: list[str]) -> np.ndarray:
-        raise EmbedderUnavailable("test: embedder down")
-
-    def query(self, text: str) -> np.ndarray:
-        raise EmbedderUnavailable("test: embedder down")
-
-
-@pytest.fixture
-def embedder_down() -> Iterator[None]:
-    set_embedder(FailingEmbedder())
-    yield
-    set_embedder(None, active=False)
 
 
 def remember(

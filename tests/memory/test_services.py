@@ -1,5 +1,5 @@
-"""Corrections, forgetting, restoring, outcome reports (with their op rows), the concurrency conflict, the read
-selectors and the restatement rule."""
+"""Corrections, forgetting, restoring, outcome reports (with their op rows), the concurrency conflict, the write
+check every edit goes through, and the restatement rule. The read selectors are in test_selectors.py."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from memory import dispositions, selectors
+from memory import dispositions
 from memory.models import Memory
-from memory.services import SaveResult, memory_forget, memory_report, memory_restore, memory_update
+from memory.pipeline import SaveResult
+from memory.services import memory_forget, memory_report, memory_restore, memory_update
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from palace.models import OpLog, Palace
@@ -96,7 +97,7 @@ def test_viewer_cannot_correct_and_outsider_cannot_see(
     with pytest.raises(NotFound):
         memory_update(memory_id=result.memory.pk, actor=Actor.for_user(charlie), content="Releases come from dev.")
     with pytest.raises(NotFound):
-        memory_forget(memory=result.memory.pk, actor=Actor.for_user(charlie))
+        memory_forget(memory_id=result.memory.pk, actor=Actor.for_user(charlie))
     # positive control: the owner may
     new = memory_update(memory_id=result.memory.pk, actor=Actor.for_user(alice), content="Releases come from dev.")
     assert new.supersedes_id == result.memory.pk
@@ -123,31 +124,31 @@ def test_unknown_memory_is_not_found(alice_actor: Actor) -> None:
 
 
 def test_forget_then_restore_with_op_rows(fact: Memory, alice_actor: Actor) -> None:
-    memory_forget(memory=fact, actor=alice_actor, reason="moved to port 9000")
+    memory_forget(memory_id=fact.pk, actor=alice_actor, reason="moved to port 9000")
     fact.refresh_from_db()
     assert (fact.status, fact.epitaph, fact.version) == ("forgotten", "moved to port 9000", 2)
     op = OpLog.objects.get(op="memory.forget")
     assert (op.target_id, op.reason, op.detail) == (fact.pk, "moved to port 9000", {"from_status": "active"})
     with pytest.raises(Conflict, match="already forgotten"):
-        memory_forget(memory=fact, actor=alice_actor)
+        memory_forget(memory_id=fact.pk, actor=alice_actor)
 
-    memory_restore(memory=fact.pk, actor=alice_actor)
+    memory_restore(memory_id=fact.pk, actor=alice_actor)
     fact.refresh_from_db()
     assert (fact.status, fact.epitaph, fact.version) == ("active", "", 3)
     assert OpLog.objects.get(op="memory.restore").detail == {"from_status": "forgotten"}
     with pytest.raises(Conflict, match="only forgotten or archived"):
-        memory_restore(memory=fact, actor=alice_actor)
+        memory_restore(memory_id=fact.pk, actor=alice_actor)
 
 
 def test_archived_memory_can_be_restored(fact: Memory, alice_actor: Actor) -> None:
     Memory.objects.filter(pk=fact.pk).update(status="archived")
-    memory_restore(memory=fact, actor=alice_actor)
+    memory_restore(memory_id=fact.pk, actor=alice_actor)
     fact.refresh_from_db()
     assert fact.status == "active"
 
 
 def test_forgotten_memory_must_be_restored_before_correction(fact: Memory, alice_actor: Actor) -> None:
-    memory_forget(memory=fact, actor=alice_actor)
+    memory_forget(memory_id=fact.pk, actor=alice_actor)
     with pytest.raises(Conflict, match="restore it"):
         memory_update(memory_id=fact.pk, actor=alice_actor, content="The API listens on port 9000.")
 
@@ -156,71 +157,25 @@ def test_forgotten_memory_must_be_restored_before_correction(fact: Memory, alice
 
 
 def test_report_moves_confidence_and_clamps(fact: Memory, alice_actor: Actor) -> None:
-    memory_report(memory=fact, actor=alice_actor, outcome="success")
+    memory_report(memory_id=fact.pk, actor=alice_actor, outcome="success")
     fact.refresh_from_db()
     assert fact.confidence == pytest.approx(0.75)
-    memory_report(memory=fact, actor=alice_actor, outcome="failure", note="port was wrong")
+    memory_report(memory_id=fact.pk, actor=alice_actor, outcome="failure", note="port was wrong")
     fact.refresh_from_db()
     assert fact.confidence == pytest.approx(0.65)
     ops = list(OpLog.objects.filter(op="memory.report").order_by("pk"))
     assert [o.detail["outcome"] for o in ops] == ["success", "failure"] and ops[1].reason == "port was wrong"
 
     Memory.objects.filter(pk=fact.pk).update(confidence=0.98)
-    memory_report(memory=fact, actor=alice_actor, outcome="success")
+    memory_report(memory_id=fact.pk, actor=alice_actor, outcome="success")
     fact.refresh_from_db()
     assert fact.confidence == 1.0
     Memory.objects.filter(pk=fact.pk).update(confidence=0.04)
-    memory_report(memory=fact, actor=alice_actor, outcome="failure")
+    memory_report(memory_id=fact.pk, actor=alice_actor, outcome="failure")
     fact.refresh_from_db()
     assert fact.confidence == 0.0
     with pytest.raises(InvalidInput):
-        memory_report(memory=fact, actor=alice_actor, outcome="meh")
-
-
-# --- selectors ---------------------------------------------------------------------------------------------------
-
-
-def test_memory_get_hides_other_palaces(fact: Memory, alice: Any, charlie: Any) -> None:
-    assert selectors.memory_get(user=alice, memory_id=fact.pk).pk == fact.pk
-    with pytest.raises(NotFound):
-        selectors.memory_get(user=charlie, memory_id=fact.pk)
-    with pytest.raises(NotFound):
-        selectors.memory_get(user=alice, memory_id=999_999)
-
-
-def test_memory_list_filters_and_pages(save: Save, alice: Any, charlie: Any, project: Palace) -> None:
-    texts = [f"Service number {i} listens on port {8000 + i * 17} in rack {i}." for i in range(7)]
-    ids = [r.memory.pk for r in (save(t) for t in texts) if r.memory is not None]
-    decision = save("Pull requests need one review before merging.", kind="decision", palace=project)
-    assert decision.memory is not None
-    page = selectors.memory_list(user=alice, limit=3)
-    assert [m.pk for m in page.items] == [decision.memory.pk, ids[6], ids[5]]
-    seen = [m.pk for m in page.items]
-    while page.next_cursor:
-        page = selectors.memory_list(user=alice, limit=3, cursor=page.next_cursor)
-        seen += [m.pk for m in page.items]
-    assert seen == [decision.memory.pk, *reversed(ids)]
-    assert [m.pk for m in selectors.memory_list(user=alice, kind="decision").items] == [decision.memory.pk]
-    assert [m.pk for m in selectors.memory_list(user=alice, room="Decision Chamber").items] == [decision.memory.pk]
-    assert len(selectors.memory_list(user=alice, palaces=[project]).items) == 1
-    assert selectors.memory_list(user=charlie).items == []  # an outsider sees none of it
-    memory_forget(memory=ids[0], actor=Actor.for_user(alice))
-    assert [m.pk for m in selectors.memory_list(user=alice, status="forgotten").items] == [ids[0]]
-    assert len(selectors.memory_list(user=alice, status=None).items) == 8
-    with pytest.raises(InvalidInput):
-        selectors.memory_list(user=alice, cursor="garbage!")
-    with pytest.raises(InvalidInput):
-        selectors.memory_list(user=alice, limit=0)
-
-
-def test_supersede_chain_and_sources(fact: Memory, alice: Any, alice_actor: Actor, save: Save) -> None:
-    save("The API server runs on port 8000.", placard="API port", source_turn="t2")
-    second = memory_update(memory_id=fact.pk, actor=alice_actor, content="The API listens on port 9000.")
-    third = memory_update(memory_id=second.pk, actor=alice_actor, content="The API listens on port 9100.")
-    chain = [m.pk for m in selectors.memory_supersede_chain(user=alice, memory_id=second.pk)]
-    assert chain == [third.pk, second.pk, fact.pk]
-    sources = selectors.memory_sources(user=alice, memory_id=fact.pk)
-    assert [s["turn"] for s in sources] == ["", "t2"]
+        memory_report(memory_id=fact.pk, actor=alice_actor, outcome="meh")
 
 
 # --- the restatement rule ----------------------------------------------------------------------------------------

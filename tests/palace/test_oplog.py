@@ -80,3 +80,32 @@ def test_rows_record_actor_target_and_request_id(alice: Any) -> None:
         {"k": "v"},
         "req-123",
     )
+
+
+def test_one_page_query_for_every_door(alice: Any, charlie: Any, system: Actor) -> None:
+    """palace.selectors.oplog_page: the given palaces, or every readable palace plus the user's own account rows;
+    op name or prefix, category, keyset pages."""
+    from palace.selectors import oplog_page
+
+    mine = Palace.objects.get(personal_owner=alice)
+    theirs = Palace.objects.get(personal_owner=charlie)
+    with transaction.atomic():
+        for op in ("memory.save", "memory.forget", "review.grade", "room.open"):
+            oplog_write(op=op, actor=system, palace=mine)
+        oplog_write(op="memory.save", actor=system, palace=theirs)
+        oplog_write(op="token.create", actor=Actor.for_user(alice))  # account-level: no palace
+    everything = oplog_page(user=alice, limit=200)
+    assert {r.palace_id for r in everything.items} == {mine.pk, None}  # never charlie's
+    assert any(r.op == "token.create" for r in everything.items)
+    given = oplog_page(user=alice, palaces=[mine], limit=200)
+    assert all(r.palace_id == mine.pk for r in given.items) and len(given.items) == len(everything.items) - 1
+    assert [r.op for r in oplog_page(user=alice, palaces=[mine], op="memory.").items] == [
+        "memory.forget",
+        "memory.save",
+    ]
+    assert [r.op for r in oplog_page(user=alice, palaces=[mine], op="memory.save").items] == ["memory.save"]
+    assert [r.op for r in oplog_page(user=alice, palaces=[mine], category="retrieval").items] == ["review.grade"]
+    first = oplog_page(user=alice, palaces=[mine], limit=2)
+    rest = oplog_page(user=alice, palaces=[mine], before=first.next_before, limit=200)
+    assert [r.pk for r in first.items + rest.items] == [r.pk for r in given.items] and rest.next_before is None
+    assert oplog_page(user=charlie, palaces=[theirs], limit=200).items[0].op == "memory.save"  # control

@@ -12,7 +12,8 @@ from django.test import override_settings
 
 from memory.jobs import slots_backfill
 from memory.models import Memory
-from memory.services import memory_forget, memory_save, memory_update
+from memory.pipeline import memory_save
+from memory.services import memory_forget, memory_update
 from memory.testing import SYSTEM, make_memory
 from palace import slots as slots_module
 from palace.actors import Actor
@@ -65,7 +66,7 @@ def test_capacity_is_a_setting(palace: Palace) -> None:
 def test_forgotten_memory_keeps_its_slot_and_the_number_is_never_reused(palace: Palace, alice: Any) -> None:
     first = make_memory(palace, content="first")
     second = make_memory(palace, content="second")
-    memory_forget(memory=first, actor=Actor.for_user(alice), reason="wrong")
+    memory_forget(memory_id=first.pk, actor=Actor.for_user(alice), reason="wrong")
     first.refresh_from_db()
     assert first.status == "forgotten"
     assert first.slot.coordinate == "Fact Hall#1"  # the closed wing

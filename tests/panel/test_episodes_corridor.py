@@ -75,9 +75,9 @@ def test_bench_shows_ranked_hits_with_labels(alice, client_for, make_memory, per
 
 
 def test_room_directory_pages_through_every_room_of_a_kind(alice, client_for, make_memory, personal, monkeypatch):
-    from memory import corridor
+    from memory import rooms
 
-    monkeypatch.setattr(corridor, "ROOM_PAGE", 2)
+    monkeypatch.setattr(rooms, "ROOM_PAGE", 2)
     for i in range(2 * 9 + 1):
         make_memory(personal, f"fact {i}", placard=f"note {i}")
     make_memory(personal, "Tea, not coffee", kind="preference", placard="tea")

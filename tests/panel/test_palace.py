@@ -69,6 +69,26 @@ def test_keyset_pages_walk_every_memory_once(alice, client_for, make_memory, per
     assert seen[0] == "memory number 119"  # newest first
 
 
+def test_the_panel_and_rest_share_one_cursor(alice, client_for, make_memory, personal, token_for):
+    """One selector, one cursor format: a page cursor from REST continues the panel's list and back; a cursor the
+    server did not issue starts the panel over at the first page (REST answers 422)."""
+    start = timezone.now() - timedelta(days=1)
+    for i in range(55):
+        make_memory(personal, f"shared cursor {i}.", created_at=start + timedelta(minutes=i), log=False)
+    api = client_for(alice)
+    bearer = {"HTTP_AUTHORIZATION": f"Bearer {token_for(alice)}"}
+    cursor = api.get("/api/v1/memories", {"limit": 3}, **bearer).json()["next_cursor"]
+    html = client_for(alice).get(f"/palace/?after={cursor}", HTTP_HX_REQUEST="true").content.decode()
+    assert "shared cursor 51." in html and "shared cursor 52." not in html  # REST's page 2, in the panel
+    first = client_for(alice).get("/palace/").content.decode()
+    panel_cursor = first.split("after=")[1].split('"')[0].split("&")[0]
+    rest = api.get("/api/v1/memories", {"cursor": panel_cursor, "limit": 50}, **bearer).json()
+    assert [m["content"] for m in rest["items"]] == [f"shared cursor {i}." for i in range(4, -1, -1)]  # and back
+    stale = client_for(alice).get("/palace/?after=not-a-cursor", HTTP_HX_REQUEST="true")
+    assert stale.status_code == 200 and "shared cursor 54." in stale.content.decode()  # the first page again
+    assert api.get("/api/v1/memories", {"cursor": "not-a-cursor"}, **bearer).status_code == 422
+
+
 def test_route_sort_follows_the_tour(alice, client_for, make_memory, personal):
     now = timezone.now()
     make_memory(personal, "first placed", created_at=now - timedelta(days=2))

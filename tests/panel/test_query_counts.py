@@ -13,7 +13,8 @@ from memory.models import Edge, Memory
 from palace.models import Room
 
 # Queries per view: 3 for the frame (session, user, the scope's memberships); a full page adds the due badge (3);
-# a memory or room by id adds its palace check (2 or 3).
+# a memory or room by id adds one (read through the palaces the user may read, memory.selectors.memory_get and
+# palace.structure.room_visible).
 PINNED = {
     "/today/": 11,  # frame + badge + summary (2) + due queue (3)
     "/today/?part=tour": 5,  # frame + route length + today's stretch
@@ -26,11 +27,11 @@ PINNED = {
     "/corridor/": 9,  # frame + badge + room count, rooms, room-to-room edges
     "/corridor/rooms/": 8,  # frame + badge + one page of rooms + their slots and memories
     "/corridor/rooms/?after=": 5,
-    "/corridor/room/": 7,
-    "/corridor/m/": 10,  # + one edge query per hop (3) and the memories reached
+    "/corridor/room/": 5,  # frame + the room + what it holds
+    "/corridor/m/": 8,  # frame + the memory + one edge query per hop (3) and the memories reached
     "/log/?category=writes": 5,  # frame + rows + week counts
     "/episodes/": 8,  # frame + badge + session heads + their entries
-    "/episodes/m/nearby/": 7,
+    "/episodes/m/nearby/": 5,  # frame + the anchor + the episodes around it
 }
 
 

@@ -11,7 +11,7 @@ from django.test import override_settings
 
 from memory.jobs import decay_run
 from memory.models import AccessRecord
-from memory.services import memory_save
+from memory.pipeline import memory_save
 from memory.testing import T0, make_memory
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound, PermissionDenied
@@ -75,15 +75,15 @@ def test_grade_materialises_the_card_and_advances_sm2(palace: Palace, alice: Any
     memory = make_memory(palace, review_enrolled=True)
     actor = Actor.for_user(alice)
     now = T0 + timedelta(days=1)
-    card = review_grade(memory=memory, grade=5, actor=actor, now=now)
+    card = review_grade(memory_id=memory.pk, grade=5, actor=actor, now=now)
     assert (card.repetitions, card.interval_days, card.due_at) == (1, 1, now + timedelta(days=1))
     now += timedelta(days=1)
-    card = review_grade(card=card, grade=4, actor=actor, now=now)
+    card = review_grade(memory_id=card.memory_id, grade=4, actor=actor, now=now)
     assert (card.repetitions, card.interval_days) == (2, 6)
     now += timedelta(days=6)
-    card = review_grade(memory=memory.pk, grade=5, actor=actor, now=now)
+    card = review_grade(memory_id=memory.pk, grade=5, actor=actor, now=now)
     assert card.interval_days == 16  # round(6 × 2.6) with the ease before this review
-    card = review_grade(card=card, grade=1, actor=actor, now=now)  # a failed recall resets
+    card = review_grade(memory_id=card.memory_id, grade=1, actor=actor, now=now)  # a failed recall resets
     assert (card.repetitions, card.interval_days) == (0, 1)
     card.refresh_from_db()
     assert card.last_grade == 1
@@ -96,7 +96,7 @@ def test_graded_card_leaves_the_queue_until_due_again(palace: Palace, alice: Any
     memory = make_memory(palace, review_enrolled=True)
     now = T0 + timedelta(days=2)
     assert review_due_count(user=alice, now=now) == 1
-    review_grade(memory=memory, grade=5, actor=Actor.for_user(alice), now=now)
+    review_grade(memory_id=memory.pk, grade=5, actor=Actor.for_user(alice), now=now)
     assert review_due_count(user=alice, now=now) == 0
     (item,) = review_queue(user=alice, now=now + timedelta(days=3))
     assert item.card_id is not None
@@ -107,17 +107,17 @@ def test_graded_card_leaves_the_queue_until_due_again(palace: Palace, alice: Any
 def test_bad_grades_are_refused_and_nothing_stored(palace: Palace, alice: Any, grade: Any) -> None:
     memory = make_memory(palace, review_enrolled=True)
     with pytest.raises(InvalidInput, match="grade"):
-        review_grade(memory=memory, grade=grade, actor=Actor.for_user(alice), now=T0)
+        review_grade(memory_id=memory.pk, grade=grade, actor=Actor.for_user(alice), now=T0)
     assert not ReviewCard.objects.exists()
 
 
 def test_grade_needs_write_access_outsider_sees_not_found(project: Palace, alice: Any, bob: Any, charlie: Any) -> None:
     memory = make_memory(project, review_enrolled=True)
     with pytest.raises(NotFound):
-        review_grade(memory=memory, grade=5, actor=Actor.for_user(charlie), now=T0)
+        review_grade(memory_id=memory.pk, grade=5, actor=Actor.for_user(charlie), now=T0)
     with pytest.raises(PermissionDenied):
-        review_grade(memory=memory, grade=5, actor=Actor.for_user(bob), now=T0)  # a viewer
-    assert review_grade(memory=memory, grade=5, actor=Actor.for_user(alice), now=T0).repetitions == 1  # control
+        review_grade(memory_id=memory.pk, grade=5, actor=Actor.for_user(bob), now=T0)  # a viewer
+    assert review_grade(memory_id=memory.pk, grade=5, actor=Actor.for_user(alice), now=T0).repetitions == 1  # control
 
 
 def test_queue_and_count_are_scoped_to_readable_palaces(project: Palace, alice: Any, charlie: Any) -> None:
@@ -134,7 +134,7 @@ def test_due_ids_follow_the_queue_order_and_scope(project: Palace, alice: Any, c
     older = make_memory(project, review_enrolled=True, created_at=T0 - timedelta(days=3))
     newer = make_memory(project, review_enrolled=True)
     graded = make_memory(project, review_enrolled=True, created_at=T0 - timedelta(days=1))
-    review_grade(memory=graded, grade=1, actor=Actor.for_user(alice), now=T0)  # a card, due again on T0 + 1 day
+    review_grade(memory_id=graded.pk, grade=1, actor=Actor.for_user(alice), now=T0)  # a card, due again on T0 + 1 day
     make_memory(project, review_enrolled=True, status="forgotten")
     now = T0 + timedelta(days=2)
 
@@ -168,11 +168,11 @@ def test_enrol_and_unenrol_explicitly(palace: Palace, alice: Any) -> None:
     actor = Actor.for_user(alice)
     memory = make_memory(palace, source_kind="backfill")
     now = T0 + timedelta(days=40)
-    review_enrol(memory=memory, actor=actor, now=now)
+    review_enrol(memory_id=memory.pk, actor=actor, now=now)
     memory.refresh_from_db()
     assert memory.review_enrolled is True
     assert review_due_count(user=alice, now=now) == 1
-    review_unenrol(memory=memory, actor=actor, reason="not worth practising")
+    review_unenrol(memory_id=memory.pk, actor=actor, reason="not worth practising")
     memory.refresh_from_db()
     assert memory.review_enrolled is False
     assert review_due_count(user=alice, now=now) == 0
@@ -182,7 +182,7 @@ def test_enrol_and_unenrol_explicitly(palace: Palace, alice: Any) -> None:
     ]
     archived = make_memory(palace, status="archived")
     with pytest.raises(Conflict):
-        review_enrol(memory=archived, actor=actor, now=now)
+        review_enrol(memory_id=archived.pk, actor=actor, now=now)
 
 
 def test_memories_under_review_are_never_decayed(palace: Palace) -> None:

@@ -1,4 +1,4 @@
-"""The corridor: room directory, neighbours over edges (1–3 hops), fixed and thematic tours."""
+"""Walks: neighbours over edges (1–3 hops), fixed and thematic tours, today's stretch of the route."""
 
 from __future__ import annotations
 
@@ -6,18 +6,11 @@ from typing import Any
 
 import pytest
 
-from memory.corridor import (
-    neighbours,
-    room_directory,
-    room_directory_head,
-    room_directory_page,
-    tour_fixed,
-    tour_thematic,
-)
 from memory.embeddings import embed_passages
 from memory.models import Edge, Memory
 from memory.searchtext import build_embedding_text
 from memory.testing import make_memory
+from memory.walks import neighbours, tour_fixed, tour_stretch, tour_thematic
 from palace.errors import InvalidInput
 from palace.models import Palace
 
@@ -29,56 +22,6 @@ def palace(alice: Any) -> Palace:
 
 def edge(a: Memory, b: Memory, kind: str = "related", status: str = "") -> Edge:
     return Edge.objects.create(palace=a.palace, from_memory=a, to_memory=b, kind=kind, status=status)
-
-
-def test_room_directory_counts_slots_and_shows_the_latest_placard(palace: Palace) -> None:
-    from datetime import timedelta
-
-    from memory.testing import T0
-
-    make_memory(palace, placard="Old placard", created_at=T0)
-    make_memory(palace, placard="Newest placard", created_at=T0 + timedelta(days=2))
-    make_memory(palace, placard="", created_at=T0 + timedelta(days=3))  # no placard: skipped
-    make_memory(palace, placard="Forgotten one", status="forgotten", created_at=T0 + timedelta(days=4))
-    make_memory(palace, kind="skill", placard="Bisect a regression")
-    rooms = room_directory(palace=palace)
-    assert [(r.name, r.slots_used, r.active, r.latest_placard) for r in rooms] == [
-        ("Fact Hall", 4, 3, "Newest placard"),
-        ("Skill Workshop", 1, 1, "Bisect a regression"),
-    ]
-
-
-def test_room_directory_of_an_empty_palace_is_empty(palace: Palace) -> None:
-    assert room_directory(palace=palace) == []
-
-
-def test_the_bounded_directory_forms_agree_with_the_whole_directory(palace: Palace) -> None:
-    """The newest rooms of each kind (Today) and a page of one kind (the directory pages) carry the same figures
-    as room_directory; only which rooms they hold differs."""
-    from datetime import timedelta
-
-    from memory.testing import T0
-    from palace.models import Room
-
-    make_memory(palace, placard="Old placard", created_at=T0)
-    make_memory(palace, placard="Newest placard", created_at=T0 + timedelta(days=2))
-    make_memory(palace, placard="Forgotten one", status="forgotten", created_at=T0 + timedelta(days=4))
-    make_memory(palace, kind="skill", placard="Bisect a regression")
-    for ordinal in (2, 3, 4):  # three more, empty fact rooms
-        Room.objects.create(palace=palace, kind="fact", name=f"Fact Hall-{ordinal}", ordinal=ordinal, capacity=9)
-    whole = {r.id: r for r in room_directory(palace=palace)}
-
-    head = room_directory_head(palace=palace, per_kind=2)
-    assert [(k.kind, k.rooms, k.memories, [r.name for r in k.newest]) for k in head] == [
-        ("fact", 4, 2, ["Fact Hall-4", "Fact Hall-3"]),
-        ("skill", 1, 1, ["Skill Workshop"]),
-    ]
-    first, cursor = room_directory_page(palace=palace, kind="fact", limit=3)
-    rest, end = room_directory_page(palace=palace, kind="fact", after=cursor, limit=3)
-    assert [r.ordinal for r in first + rest] == [1, 2, 3, 4] and end is None
-    for entry in [*first, *rest, *(r for k in head for r in k.newest)]:
-        assert entry == whole[entry.id]
-    assert whole[first[0].id].latest_placard == "Newest placard"  # control: the figures are not all empty
 
 
 def test_neighbours_walk_one_to_three_hops_both_directions(palace: Palace) -> None:
@@ -134,6 +77,31 @@ def test_fixed_tour_walks_slots_in_route_order_showing_what_each_holds_now(palac
     page = tour_fixed(palace=palace, offset=1, limit=1)
     assert [s.memory.pk for s in page.stops] == [b.pk]
     assert page.total == 3
+
+
+def test_stretch_counts_stops_like_the_fixed_tour(palace: Palace, charlie: Any) -> None:
+    """A closed slot is on the route but not a stop: the stretch skips it and its `total` is tour_fixed's; its
+    first and last are route positions out of the route's length."""
+    from datetime import date
+
+    made = [make_memory(palace, content=f"fact {i}") for i in range(10)]
+    for closed in (made[1], made[2], made[7]):
+        Memory.objects.filter(pk=closed.pk).update(status="forgotten")
+    day = date(2026, 11, 3)
+    stretch = tour_stretch(palace=palace, today=day, length=4)
+    assert stretch.total == tour_fixed(palace=palace).total == 7
+    assert stretch.route_length == 10
+    assert len(stretch.stops) == 4 and all(s.memory is not None for s in stretch.stops)
+    assert all(s.memory.status == "active" for s in stretch.stops if s.memory is not None)
+    seqs = [s.seq for s in stretch.stops]
+    open_seqs = [s.seq for s in tour_fixed(palace=palace).stops]
+    start = open_seqs.index(seqs[0])
+    assert seqs == open_seqs[start : start + 4]  # consecutive stops of the walk
+    assert (stretch.first, stretch.last) == (seqs[0], seqs[-1])
+    assert 2 not in seqs and 3 not in seqs and 8 not in seqs  # closed slots are never stops
+    assert tour_stretch(palace=palace, today=day, length=4).stops == stretch.stops  # the same all day
+    empty = tour_stretch(palace=Palace.objects.get(personal_owner=charlie), today=day)
+    assert (empty.total, empty.stops, empty.route_length) == (0, [], 0)
 
 
 TOPICS = [

@@ -1,0 +1,600 @@
+"""The save pipeline behind every door (DESIGN.md, "The write pipeline"): one memory or a batch of up to 10.
+
+A save request is a typed `SaveItem`, its field types checked once where it is made (a batch item that arrives as a
+mapping becomes one in `SaveItem.from_mapping`). After that: clean and redact (`prepare_item`), embed, dispose
+against near neighbours, then slot, link and log in one transaction. Corrections (memory.services) reuse the same
+cleaning, embedding and insert."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from memory import dispositions
+from memory.embeddings import EmbedderUnavailable, embed_passages, embedder_model_name
+from memory.models import HALF_DISTANCE, Edge, Memory, vector_literal
+from memory.redaction import redact, strip_protocol_tags
+from memory.searchtext import build_embedding_text, build_search_text
+from memory.textproc import is_low_entropy, truncate_to_chars
+from palace.actors import Actor
+from palace.errors import InvalidInput
+from palace.kinds import KINDS, KindName
+from palace.models import Palace
+from palace.oplog import oplog_write
+from palace.slots import slot_assign
+
+log = logging.getLogger(__name__)
+
+SOURCES = tuple(Memory.Source.values)
+# Sources that bring old material in bulk: not enrolled for spaced review by default.
+NO_REVIEW_SOURCES = frozenset({"backfill", "import", "eval"})
+MAX_PLACARD_CHARS = 200
+MAX_BATCH_ITEMS = 10
+NEIGHBOURS = 5  # nearest neighbours considered for MERGE / DEFER
+CONFIDENCE_MERGE_STEP = 0.05
+
+
+@dataclass(frozen=True, kw_only=True)
+class SaveItem:
+    """One memory to save, as a door received it. Making one checks the field types (and that the kind and the
+    importance are in range), so a harness that builds items from raw data gets the same clear InvalidInput as a
+    door that validated them already; lengths are checked after cleaning (`prepare_item`)."""
+
+    content: str
+    kind: KindName
+    placard: str = ""
+    occurred_at: datetime | None = None
+    speaker: str = ""
+    source_session: str = ""
+    source_turn: str = ""
+    source_seq: int | None = None
+    importance: float | None = None
+    enrol_review: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise InvalidInput(f"kind must be one of {', '.join(KINDS)}", field="kind")
+        if not isinstance(self.content, str):
+            raise InvalidInput("content must be a string", field="content")
+        for name in ("placard", "speaker", "source_session", "source_turn"):
+            value = getattr(self, name)
+            if value is None:
+                object.__setattr__(self, name, "")
+            elif not isinstance(value, str):
+                raise InvalidInput(f"{name} must be a string")
+        if self.source_seq is not None and (not isinstance(self.source_seq, int) or isinstance(self.source_seq, bool)):
+            raise InvalidInput("source_seq must be an integer", field="source_seq")
+        importance = self.importance
+        if importance is not None and (
+            not isinstance(importance, int | float) or isinstance(importance, bool) or not 0 <= importance <= 1
+        ):
+            raise InvalidInput("importance is a number from 0 to 1", field="importance")
+        if self.occurred_at is not None and not isinstance(self.occurred_at, datetime):
+            raise InvalidInput("occurred_at must be a datetime", field="occurred_at")
+        if self.enrol_review is not None:
+            object.__setattr__(self, "enrol_review", bool(self.enrol_review))
+
+    @classmethod
+    def from_mapping(cls, raw: object) -> SaveItem:
+        """A batch item that arrived as a mapping (a harness, a JSON body): known fields only, types checked."""
+        if not isinstance(raw, Mapping):
+            raise InvalidInput("an item must be an object")
+        unknown = set(raw) - ITEM_FIELDS
+        if unknown:
+            raise InvalidInput(f"unknown item fields: {', '.join(sorted(map(str, unknown)))}")
+        given: dict[str, Any] = dict(raw)
+        return cls(content=given.pop("content", None), kind=given.pop("kind", None), **given)
+
+
+ITEM_FIELDS = frozenset(f.name for f in fields(SaveItem))
+
+
+@dataclass
+class SaveResult:
+    disposition: str  # accept | merge | defer | drop
+    memory: Memory | None  # the new memory, or the one a restatement merged into; None on DROP
+    merged_into: int | None = None
+    contradicts: list[int] = field(default_factory=list)
+    redactions: list[str] = field(default_factory=list)
+    degraded: list[str] = field(default_factory=list)
+    hint: str = ""
+
+
+@dataclass
+class ItemError:
+    index: int
+    code: str
+    message: str
+
+
+@dataclass
+class BatchResult:
+    count: int  # items received
+    items: list[SaveResult | ItemError]
+    failed: int
+
+
+@dataclass
+class Prepared:
+    """A save request after tag stripping, redaction and the length checks, before embedding."""
+
+    content: str
+    placard: str
+    kind: str
+    speaker: str
+    source_session: str
+    source_turn: str
+    source_seq: int | None
+    occurred_at: datetime
+    importance: float | None
+    enrol_review: bool | None
+    redactions: list[str]
+    low_entropy: bool
+
+
+# --- cleaning ----------------------------------------------------------------------------------------------------
+
+
+def clean_line(text: str, name: str, limit: int) -> str:
+    """One line of text: forged tags stripped, whitespace collapsed, at most `limit` characters."""
+    line = " ".join(strip_protocol_tags(text).split())
+    if len(line) > limit:
+        raise InvalidInput(f"{name} is at most {limit} characters")
+    return line
+
+
+def prepare_item(item: SaveItem, *, now: datetime) -> Prepared:
+    """Clean one save request: strip forged tags (and NUL/control bytes), redact, then check the lengths."""
+    limit = settings.ATRIUM_MAX_CONTENT_CHARS
+    # Bound the work the regexes do on absurd input before cleaning; the real limit applies after.
+    if len(item.content) > 4 * limit:
+        raise InvalidInput(f"content is at most {limit} characters", field="content")
+    scrubbed = redact(strip_protocol_tags(item.content.replace("\x00", "")).strip())
+    text = scrubbed.text.strip()
+    if not text:
+        raise InvalidInput("content is empty", field="content")
+    if len(text) > limit:
+        raise InvalidInput(f"content is at most {limit} characters (got {len(text)})", field="content")
+    placard_scrubbed = redact(clean_line(item.placard, "placard", MAX_PLACARD_CHARS))
+    when = item.occurred_at or now
+    if timezone.is_naive(when):
+        when = timezone.make_aware(when, timezone.get_default_timezone())
+    return Prepared(
+        content=text,
+        placard=placard_scrubbed.text[:MAX_PLACARD_CHARS],  # a redaction marker may be longer than the secret
+        kind=item.kind,
+        speaker=clean_line(item.speaker, "speaker", 120),
+        source_session=clean_line(item.source_session, "source_session", 200),
+        source_turn=clean_line(item.source_turn, "source_turn", 100),
+        source_seq=item.source_seq,
+        occurred_at=when,
+        importance=None if item.importance is None else float(item.importance),
+        enrol_review=item.enrol_review,
+        redactions=sorted(set(scrubbed.types) | set(placard_scrubbed.types)),
+        low_entropy=is_low_entropy(text),
+    )
+
+
+def check_source(source: object) -> str:
+    if source not in SOURCES:
+        raise InvalidInput(f"source must be one of {', '.join(SOURCES)}", field="source")
+    assert isinstance(source, str)
+    return source
+
+
+def _provenance(*, p: Prepared, source: str, actor: Actor, now: datetime) -> dict[str, Any]:
+    """One entry of Memory.sources: where a piece of content came from, stamped from the Actor, never the client."""
+    return {
+        "kind": source,
+        "session": p.source_session,
+        "turn": p.source_turn,
+        "seq": p.source_seq,
+        "speaker": p.speaker,
+        "user_id": actor.user_id,
+        "token_id": actor.token_id,
+        "system": actor.system,
+        "at": now.isoformat(),
+    }
+
+
+def embed_texts(texts: list[str]) -> tuple[list[list[float] | None], list[str]]:
+    """Vectors for `texts`, or Nones and the degraded marker when the embedder cannot run."""
+    try:
+        vectors = embed_passages(texts)
+    except EmbedderUnavailable as exc:
+        log.warning("saving without embeddings: %s", exc)
+        return [None] * len(texts), ["embedder"]
+    return [v.tolist() for v in vectors], []
+
+
+def _previous_in_session(*, palace: Palace, source_session: str) -> Memory | None:
+    """The latest memory of the same palace and source session (the turn before this one), if any."""
+    if not source_session:
+        return None
+    return (
+        Memory.objects.filter(palace=palace, source_session=source_session)
+        .only("id", "content", "kind")
+        .order_by("-id")
+        .first()
+    )
+
+
+def derived_texts(p: Prepared, context: str) -> tuple[str, str]:
+    """The full-text search text and the embedding text of a prepared item (`context`: the previous turn)."""
+    args: dict[str, Any] = {
+        "content": p.content,
+        "placard": p.placard,
+        "speaker": p.speaker,
+        "occurred_at": p.occurred_at,
+        "context": context,
+    }
+    return build_search_text(**args), build_embedding_text(**args)
+
+
+# --- disposition -------------------------------------------------------------------------------------------------
+
+
+def _neighbours(*, palace: Palace, vector: list[float]) -> list[dispositions.Neighbour]:
+    """The nearest active memories in the same palace (must run inside the save transaction).
+
+    Ordered by the half-precision distance the HNSW index is built on (memory.models), judged by the exact cosine
+    of the stored full-precision vectors: the merge and contradiction thresholds are that precise.
+    """
+    literal = vector_literal(vector)
+    with connection.cursor() as cursor:
+        # pgvector >= 0.8: keep scanning the HNSW graph until enough rows pass the palace filter.
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute(
+            "SELECT m.id, m.kind, m.content, m.placard, m.speaker, m.embedding <=> %s::vector"  # noqa: S608
+            " FROM memory_memory m WHERE m.palace_id = %s AND m.status = %s AND m.embedding IS NOT NULL"
+            f" ORDER BY {HALF_DISTANCE} LIMIT %s",
+            [literal, palace.pk, Memory.Status.ACTIVE, literal, NEIGHBOURS],
+        )
+        rows = cursor.fetchall()
+    rows.sort(key=lambda r: float(r[5]))  # relaxed_order: the index order is approximate
+    return [
+        dispositions.Neighbour(
+            id=pk, kind=kind, content=content, placard=placard, speaker=speaker, similarity=1.0 - float(distance)
+        )
+        for pk, kind, content, placard, speaker, distance in rows
+    ]
+
+
+def _describe(n: dispositions.Neighbour) -> str:
+    return f"#{n.id} “{truncate_to_chars(n.placard or n.content, 80)}”"
+
+
+def _merge(
+    *,
+    target_id: int,
+    p: Prepared,
+    source: str,
+    actor: Actor,
+    similarity: float,
+    now: datetime,
+) -> Memory:
+    """Reinforce an existing memory with a restatement: confidence up, a hit, the new provenance kept."""
+    target = Memory.objects.select_for_update().get(pk=target_id)
+    target.confidence = min(1.0, round(target.confidence + CONFIDENCE_MERGE_STEP, 6))
+    target.hit_count += 1
+    target.last_accessed_at = now
+    target.sources = [*target.sources, _provenance(p=p, source=source, actor=actor, now=now)]
+    if p.redactions:
+        target.redactions = sorted(set(target.redactions) | set(p.redactions))
+    target.save(update_fields=["confidence", "hit_count", "last_accessed_at", "sources", "redactions", "updated_at"])
+    oplog_write(
+        op="memory.merge",
+        actor=actor,
+        palace=target.palace,
+        target_kind="memory",
+        target_id=target.pk,
+        reason="restatement of an existing memory",
+        detail={
+            "disposition": dispositions.MERGE,
+            "similarity": round(similarity, 4),
+            "source": source,
+            "session": p.source_session,
+            "turn": p.source_turn,
+            "redactions": p.redactions,
+            "confidence": target.confidence,
+        },
+    )
+    return target
+
+
+def create_memory(
+    *,
+    palace: Palace,
+    p: Prepared,
+    source: str,
+    actor: Actor,
+    vector: list[float] | None,
+    search_text: str,
+    now: datetime,
+    supersedes: Memory | None = None,
+) -> Memory:
+    """Insert the memory, slotted (a correction inherits its predecessor's slot)."""
+    if p.enrol_review is not None:
+        enrolled = p.enrol_review
+    else:
+        enrolled = bool(settings.ATRIUM_REVIEW_ENROL) and source not in NO_REVIEW_SOURCES
+    slot = slot_assign(
+        palace=palace, kind=p.kind, actor=actor, inherit=supersedes.slot if supersedes is not None else None
+    )
+    memory = Memory(
+        palace=palace,
+        kind=p.kind,
+        content=p.content,
+        placard=p.placard,
+        occurred_at=p.occurred_at,
+        created_at=now,
+        source_kind=source,
+        source_session=p.source_session,
+        source_turn=p.source_turn,
+        source_seq=p.source_seq,
+        sources=[_provenance(p=p, source=source, actor=actor, now=now)],
+        speaker=p.speaker,
+        created_by_id=actor.user_id,
+        created_by_token_id=actor.token_id,
+        redactions=p.redactions,
+        search_text=search_text,
+        embedding=vector,
+        embedding_model=embedder_model_name() if vector is not None else "",
+        slot=slot,
+        review_enrolled=enrolled,
+        supersedes=supersedes,
+    )
+    if p.importance is not None:
+        memory.importance = p.importance
+    if supersedes is not None:
+        memory.confidence = supersedes.confidence
+        memory.importance = supersedes.importance if p.importance is None else p.importance
+        memory.version = supersedes.version + 1
+    memory.save()
+    return memory
+
+
+def _lock_palace(palace: Palace) -> None:
+    """Serialise writers of one palace, so two identical saves cannot both be ACCEPTed."""
+    Palace.objects.select_for_update(no_key=True).filter(pk=palace.pk).values_list("pk", flat=True).first()
+
+
+def _save_prepared(
+    *,
+    palace: Palace,
+    actor: Actor,
+    p: Prepared,
+    source: str,
+    vector: list[float] | None,
+    degraded: list[str],
+    search_text: str,
+    previous: Memory | None,
+    now: datetime,
+) -> SaveResult:
+    """Steps 5-6 of the pipeline, inside one transaction: dispose, write, slot, link, op row."""
+    with transaction.atomic():
+        _lock_palace(palace)
+        decision = dispositions.Disposition(dispositions.ACCEPT)
+        if vector is not None:
+            decision = dispositions.dispose(
+                content=p.content,
+                kind=p.kind,
+                speaker=p.speaker,
+                neighbours=_neighbours(palace=palace, vector=vector),
+                merge_similarity=settings.ATRIUM_MERGE_SIMILARITY,
+                contradiction_similarity=settings.ATRIUM_CONTRADICTION_SIMILARITY,
+            )
+        if decision.merge_into is not None:
+            target = _merge(
+                target_id=decision.merge_into.id,
+                p=p,
+                source=source,
+                actor=actor,
+                similarity=decision.merge_into.similarity,
+                now=now,
+            )
+            return SaveResult(
+                disposition=dispositions.MERGE,
+                memory=target,
+                merged_into=target.pk,
+                redactions=p.redactions,
+                degraded=degraded,
+                hint=f"restates {_describe(decision.merge_into)}; reinforced it instead of saving a copy",
+            )
+        memory = create_memory(
+            palace=palace, p=p, source=source, actor=actor, vector=vector, search_text=search_text, now=now
+        )
+        for suspect in decision.contradicts:
+            Edge.objects.create(
+                palace=palace,
+                from_memory=memory,
+                to_memory_id=suspect.id,
+                kind=Edge.Kind.CONTRADICTS,
+                status=Edge.Status.PENDING,
+                weight=round(suspect.similarity, 4),
+            )
+        if previous is not None and p.kind == Memory.Kind.EPISODE:
+            Edge.objects.get_or_create(
+                palace=palace, from_memory=previous, to_memory=memory, kind=Edge.Kind.NEXT, defaults={"weight": 1.0}
+            )
+        hint = ""
+        if decision.contradicts:
+            hint = "may contradict " + ", ".join(_describe(n) for n in decision.contradicts)
+            hint += "; saved with a pending contradiction: correct the older memory or dismiss the edge"
+        if degraded:
+            hint = (hint + "; " if hint else "") + "saved without an embedding (embedder unavailable)"
+        contradicts = [n.id for n in decision.contradicts]
+        oplog_write(
+            op="memory.save",
+            actor=actor,
+            palace=palace,
+            target_kind="memory",
+            target_id=memory.pk,
+            detail={
+                "disposition": decision.disposition,
+                "kind": p.kind,
+                "source": source,
+                "slot": memory.slot.coordinate if memory.slot is not None else None,
+                "redactions": p.redactions,
+                "contradicts": contradicts,
+                "degraded": degraded,
+            },
+        )
+    return SaveResult(
+        disposition=decision.disposition,
+        memory=memory,
+        contradicts=contradicts,
+        redactions=p.redactions,
+        degraded=degraded,
+        hint=hint,
+    )
+
+
+def _drop(p: Prepared) -> SaveResult:
+    # A DROP changes nothing, so it writes no op row: the ledger records mutations, and a chatty client must not
+    # be able to fill it with "ok"s. The caller learns the disposition from the result.
+    return SaveResult(
+        disposition=dispositions.DROP,
+        memory=None,
+        redactions=p.redactions,
+        hint="dropped: no information to remember (an acknowledgement, too short, or repetitive)",
+    )
+
+
+# --- the two entry points ----------------------------------------------------------------------------------------
+
+
+def memory_save(
+    *,
+    palace: Palace,
+    actor: Actor,
+    content: str,
+    kind: KindName,
+    placard: str = "",
+    source: str = "rest",
+    occurred_at: datetime | None = None,
+    speaker: str = "",
+    source_session: str = "",
+    source_turn: str = "",
+    source_seq: int | None = None,
+    importance: float | None = None,
+    enrol_review: bool | None = None,
+    now: datetime | None = None,
+) -> SaveResult:
+    """Save one memory through the write pipeline (DESIGN.md, "The write pipeline").
+
+    1. strip forged protocol tags and NUL/control characters; validate kind, length, placard;
+    2. redact secrets and personal data (the result and the op row carry the types, never the values);
+    3. DROP low-entropy content (no row, no op row);
+    4. embed the passage text (on failure: no vector, degraded ["embedder"], ACCEPT);
+    5. dispose against the nearest active memories of the same palace: MERGE / DEFER / ACCEPT;
+    6. slot, enrol for review, link the previous turn of the same session, write the op row — one transaction.
+
+    The caller has already resolved `palace` for writing through palace.selectors.palace_get(write=True).
+    """
+    now = now or timezone.now()
+    source = check_source(source)
+    item = SaveItem(
+        content=content,
+        kind=kind,
+        placard=placard,
+        occurred_at=occurred_at,
+        speaker=speaker,
+        source_session=source_session,
+        source_turn=source_turn,
+        source_seq=source_seq,
+        importance=importance,
+        enrol_review=enrol_review,
+    )
+    p = prepare_item(item, now=now)
+    if p.low_entropy:
+        return _drop(p)
+    previous = _previous_in_session(palace=palace, source_session=p.source_session)
+    search_text, embedding_text = derived_texts(p, previous.content if previous is not None else "")
+    vectors, degraded = embed_texts([embedding_text])
+    return _save_prepared(
+        palace=palace,
+        actor=actor,
+        p=p,
+        source=source,
+        vector=vectors[0],
+        degraded=degraded,
+        search_text=search_text,
+        previous=previous,
+        now=now,
+    )
+
+
+def memory_save_batch(
+    *,
+    palace: Palace,
+    actor: Actor,
+    items: Sequence[SaveItem | Mapping[str, Any]],
+    source: str = "rest",
+    now: datetime | None = None,
+) -> BatchResult:
+    """Save up to 10 items with one embedder call; each item gets its own disposition.
+
+    An item is a SaveItem (a door validated it) or a mapping, made into a SaveItem here; an item that cannot be
+    made into one is reported as an ItemError at its index. Items are written in order, each in its own savepoint,
+    so a later item that restates an earlier one MERGEs into it (in-batch dedup) and one failing item does not
+    block the rest.
+    """
+    now = now or timezone.now()
+    source = check_source(source)
+    if not isinstance(items, Sequence) or isinstance(items, str) or not items:
+        raise InvalidInput("items must be a non-empty list", field="items")
+    if len(items) > MAX_BATCH_ITEMS:
+        raise InvalidInput(f"a batch holds at most {MAX_BATCH_ITEMS} items (got {len(items)})", field="items")
+    results: list[SaveResult | ItemError | None] = [None] * len(items)
+    prepared: list[tuple[int, Prepared]] = []
+    for index, raw in enumerate(items):
+        try:
+            item = raw if isinstance(raw, SaveItem) else SaveItem.from_mapping(raw)
+            p = prepare_item(item, now=now)
+        except InvalidInput as exc:
+            results[index] = ItemError(index=index, code=exc.code, message=exc.message)
+            continue
+        if p.low_entropy:
+            results[index] = _drop(p)
+        else:
+            prepared.append((index, p))
+    # Context (the previous turn) for the embedding text is only known for the first item of each session before
+    # writing; later items of the same session in this batch use the item before them.
+    texts: list[tuple[str, str]] = []
+    previous_content: dict[str, str] = {}
+    for _, p in prepared:
+        if p.source_session and p.source_session not in previous_content:
+            prev = _previous_in_session(palace=palace, source_session=p.source_session)
+            previous_content[p.source_session] = prev.content if prev is not None else ""
+        texts.append(derived_texts(p, previous_content.get(p.source_session, "")))
+        if p.source_session:
+            previous_content[p.source_session] = p.content
+    vectors, degraded = embed_texts([embedding for _, embedding in texts]) if prepared else ([], [])
+    for (index, p), (search_text, _), vector in zip(prepared, texts, vectors, strict=True):
+        try:
+            with transaction.atomic():
+                results[index] = _save_prepared(
+                    palace=palace,
+                    actor=actor,
+                    p=p,
+                    source=source,
+                    vector=vector,
+                    degraded=degraded,
+                    search_text=search_text,
+                    previous=_previous_in_session(palace=palace, source_session=p.source_session),
+                    now=now,
+                )
+        except Exception as exc:  # one bad item must not sink the batch; it is reported, never swallowed
+            log.exception("batch item %s failed", index)
+            code = getattr(exc, "code", "error")
+            results[index] = ItemError(index=index, code=str(code), message=str(getattr(exc, "message", exc)))
+    final = [r for r in results if r is not None]
+    return BatchResult(count=len(items), items=final, failed=sum(isinstance(r, ItemError) for r in final))
