@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from django.conf import settings
 from mcp_types import CallToolResult
 from pydantic import Field
 
@@ -24,9 +23,7 @@ SOURCE = "mcp"
 
 @tool("memory_save", title="Save memories", write=True)
 async def memory_save(
-    content: Annotated[
-        str | None, Field(max_length=settings.ATRIUM_MAX_CONTENT_CHARS, description="The memory, one idea.")
-    ] = None,
+    content: schemas.Content | None = None,
     kind: Annotated[
         schemas.Kind | None,
         Field(description="fact | preference | decision | episode | skill (required with `content`)."),
@@ -94,7 +91,7 @@ def _save(
 @tool("memory_update", title="Correct a memory", write=True, idempotent=False)
 async def memory_update(
     id: schemas.MemoryId,
-    content: Annotated[str, Field(min_length=1, max_length=settings.ATRIUM_MAX_CONTENT_CHARS)],
+    content: schemas.Content,
     placard: Annotated[str | None, Field(max_length=200, description="New placard; omit to keep it.")] = None,
     expectedVersion: Annotated[
         int | None,
