@@ -14,6 +14,11 @@ from tests.api.mcp.conftest import mcp_client, run, text_of
 LIMIT = 20000
 
 
+def _save(token: str, content: str) -> int:
+    (saved,) = run(_calls(token, [("memory_save", {"content": content, "kind": "fact"})]))
+    return int(saved.structured_content["items"][0]["id"])
+
+
 async def _calls(token: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     async with mcp_client(token) as client:
         return [await client.call_tool(name, args) for name, args in calls]
