@@ -1,6 +1,6 @@
 """Who is acting: a user, and the API token they came through (None for a browser session). Never a request field.
 
-REST (api/auth.py), MCP (api/mcp/context.py) and the panel build a `Caller` only from a verified token or a
+REST (api/auth.py), MCP (api/mcp/runner.py) and the panel build a `Caller` only from a verified token or a
 logged-in session; services receive its `actor`.
 """
 

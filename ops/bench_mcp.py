@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# The result `_meta` key in which the server reports a tool's service time (api/mcp/base.py; a test pins the two
+# The result `_meta` key in which the server reports a tool's service time (api/mcp/runner.py; a test pins the two
 # equal). The bench talks to the server over HTTP only, so it names the key instead of importing the server.
 SERVICE_MS_META = "dev.atrium/service_ms"
 WARMUP_CALLS = 2  # per client, before the timed window: one save, one search

@@ -6,7 +6,7 @@ A palace the caller may not see raises `NotFound` exactly like one that does not
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING
@@ -48,6 +48,17 @@ def palaces_writable(*, user: AbstractBaseUser | AnonymousUser | None) -> QueryS
         return Palace.objects.none()
     assert user is not None
     return Palace.objects.filter(memberships__user_id=_uid(user), memberships__role__in=WRITE_ROLES).distinct()
+
+
+def palace_labels(
+    *, user: AbstractBaseUser | AnonymousUser | None, palace_ids: Collection[int] | None = None
+) -> dict[int, str]:
+    """The labels ("my palace" or the project origin) of the palaces `user` may read, by id; only those in
+    `palace_ids` when it is given."""
+    palaces = palaces_readable(user=user)
+    if palace_ids is not None:
+        palaces = palaces.filter(pk__in=list(palace_ids))
+    return {p.pk: p.label for p in palaces.only("pk", "kind", "name", "origin_key")}
 
 
 def role_in(*, user: AbstractBaseUser | AnonymousUser | None, palace: Palace) -> str | None:

@@ -25,7 +25,17 @@ Project = Annotated[
         ),
     ),
 ]
-Content = Annotated[str, Field(min_length=1, max_length=settings.ATRIUM_MAX_CONTENT_CHARS)]
+# Every tool argument that carries memory content has this type, so content over the limit is refused by the
+# schema (a tool error naming the limit) before any processing.
+CONTENT_LIMIT = settings.ATRIUM_MAX_CONTENT_CHARS
+Content = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=CONTENT_LIMIT,
+        description=f"One idea, at most {CONTENT_LIMIT} characters (split longer text into several memories).",
+    ),
+]
 Placard = Annotated[str, Field(max_length=200)]
 Reason = Annotated[str, Field(max_length=500)]
 

@@ -1,6 +1,6 @@
 """`atrium bench mcp`: the command passes its typed options to ops.bench_mcp.run and refuses bad ones.
 
-The benchmark itself runs in tests/mcp/test_timing.py (in process) and tests/mcp/test_real_server.py (a real
+The benchmark itself runs in tests/api/mcp/test_timing.py (in process) and tests/api/mcp/test_real_server.py (a real
 server); `atrium bench search` in tests/memory/test_search.py.
 """
 

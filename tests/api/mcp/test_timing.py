@@ -11,10 +11,10 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from api.mcp.base import SERVICE_MS_META
+from api.mcp.runner import SERVICE_MS_META
 from api.mcp.timing import RequestTiming
 from ops.bench_mcp import parse_server_timing
-from tests.mcp.conftest import BASE, MODES, raw_post_sync, run
+from tests.api.mcp.conftest import BASE, MODES, raw_post_sync, run
 
 
 async def _calls_with_timing(token: str, mode: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:

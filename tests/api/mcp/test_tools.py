@@ -9,7 +9,7 @@ import pytest
 from memory.models import Memory
 from memory.wrapping import CLOSE_TAG, OPEN_TAG
 from palace.models import OpLog
-from tests.mcp.conftest import MODES, mcp_client, run, text_of
+from tests.api.mcp.conftest import MODES, mcp_client, run, text_of
 
 WRAPPED = {
     "memory_search",
@@ -181,7 +181,7 @@ def test_search_names_the_words_too_common_to_match_on_their_own(tokens: dict[st
         calls.append(result.common_words)
         return result
 
-    import api.mcp.tools as tools_module
+    import api.mcp.tools.recall as tools_module
 
     async def search() -> Any:
         async with mcp_client(tokens["alice"]) as client:

@@ -10,7 +10,7 @@ import pytest
 from memory.models import Memory
 from memory.wrapping import CLOSE_TAG, OPEN_TAG
 from palace.models import OpLog
-from tests.mcp.conftest import mcp_client, run, text_of
+from tests.api.mcp.conftest import mcp_client, run, text_of
 
 HOSTILE = [
     ("memory_save", {"content": 123, "kind": "fact"}),

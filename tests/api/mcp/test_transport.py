@@ -12,7 +12,7 @@ from accounts.models import ApiToken
 from accounts.tokens import token_revoke
 from api.mcp.server import WRITE_TOOLS
 from palace.actors import Actor
-from tests.mcp.conftest import MODES, mcp_client, raw_post_sync, run
+from tests.api.mcp.conftest import MODES, mcp_client, raw_post_sync, run
 
 ALL_TOOLS = {
     "memory_save",

@@ -10,8 +10,8 @@ import pytest
 from api.mcp.server import WRITE_TOOLS
 from memory.models import Memory, SearchBatch
 from palace.models import OpLog
+from tests.api.mcp.conftest import MODES, mcp_client, run, text_of
 from tests.conftest import PROJECT_ORIGIN
-from tests.mcp.conftest import MODES, mcp_client, run, text_of
 
 SECRET = "Alice's launch codename is Bluebird and ships in March."
 

@@ -1,0 +1,201 @@
+"""Domain results → the tools' output models (api/mcp/schemas.py). No ORM queries here: whatever a row needs was
+loaded by the selector that produced it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from api.mcp import schemas
+from memory.evidence import qualify_ref
+from memory.textproc import truncate_to_chars
+
+if TYPE_CHECKING:
+    from memory.evidence import Verdict
+    from memory.jobs import DistillResult
+    from memory.models import Memory
+    from memory.pipeline import SaveResult
+    from memory.profile import Profile
+    from memory.search import SearchResult
+    from memory.walks import Tour
+    from review.selectors import Overview
+
+SNIPPET_CHARS = 400  # search and list rows; memory_examine returns the whole body
+
+
+def coordinate_of(memory: Memory) -> str | None:
+    return memory.slot.coordinate if memory.slot_id is not None and memory.slot is not None else None
+
+
+def memory_row(memory: Memory, labels: dict[int, str], *, max_chars: int | None = SNIPPET_CHARS) -> schemas.MemoryRow:
+    content = memory.content
+    cut = truncate_to_chars(content, max_chars) if max_chars is not None else content
+    return schemas.MemoryRow(
+        id=memory.pk,
+        kind=memory.kind,
+        status=memory.status,
+        coordinate=coordinate_of(memory),
+        palace=labels.get(memory.palace_id, str(memory.palace_id)),
+        placard=memory.placard,
+        content=cut,
+        content_truncated=cut != content,
+        confidence=memory.confidence,
+        version=memory.version,
+        occurred_at=memory.occurred_at,
+        created_at=memory.created_at,
+    )
+
+
+def save_item(index: int, result: SaveResult) -> schemas.SaveItemOut:
+    memory = result.memory
+    return schemas.SaveItemOut(
+        index=index,
+        disposition=result.disposition,  # type: ignore[arg-type]
+        id=memory.pk if memory is not None else None,
+        merged_into=result.merged_into,
+        coordinate=coordinate_of(memory) if memory is not None else None,
+        contradicts=list(result.contradicts),
+        redactions=list(result.redactions),
+        degraded=list(result.degraded),
+        hint=result.hint,
+    )
+
+
+def search_out(*, query: str, result: SearchResult, labels: dict[int, str]) -> schemas.SearchOut:
+    hits = []
+    for hit in result.hits:
+        row = memory_row(hit.memory, labels)
+        hits.append(
+            schemas.SearchHit(
+                id=row.id,
+                ref=qualify_ref(result.batch, hit.ref) if result.batch else hit.ref,
+                label=hit.label,
+                score=hit.score,
+                kind=row.kind,
+                coordinate=row.coordinate,
+                palace=row.palace,
+                placard=row.placard,
+                content=row.content,
+                content_truncated=row.content_truncated,
+                occurred_at=row.occurred_at,
+                cues=list(hit.cues),
+            )
+        )
+    return schemas.SearchOut(
+        query=query,
+        mode=result.mode,  # type: ignore[arg-type]
+        degraded=list(result.degraded),
+        common_words=list(result.common_words),
+        batch_id=result.batch,
+        hits=hits,
+    )
+
+
+def assess_out(verdict: Verdict) -> schemas.AssessOut:
+    return schemas.AssessOut(
+        batch_id=verdict.batch,
+        verdict=verdict.verdict,  # type: ignore[arg-type]
+        next_strategy=verdict.next_strategy,
+        claimed_adequate=verdict.claimed_adequate,
+        claimed_strategy=verdict.claimed_strategy,
+        valid_refs=verdict.valid_refs,
+        memory_ids=verdict.memory_ids,
+        rejected_refs=[schemas.RejectedRefOut(ref=r.ref, reason=r.reason) for r in verdict.rejected],
+        missing=verdict.missing,
+        reasons=verdict.reasons,
+    )
+
+
+def tour_out(*, tour: Tour, palace: str, labels: dict[int, str]) -> schemas.TourOut:
+    return schemas.TourOut(
+        mode=tour.mode,  # type: ignore[arg-type]
+        palace=palace,
+        theme=tour.theme,
+        total=tour.total,
+        stops=[
+            schemas.TourStopOut(
+                seq=s.seq,
+                coordinate=s.coordinate,
+                memory=memory_row(s.memory, labels) if s.memory is not None else None,
+            )
+            for s in tour.stops
+        ],
+        search_mode=tour.search_mode,
+        degraded=list(tour.degraded),
+        note=tour.note,
+    )
+
+
+def stats_out(*, palace: str, overview: Overview) -> schemas.StatsOut:
+    stats = overview.stats
+    return schemas.StatsOut(
+        palace=palace,
+        total=stats.total,
+        by_status=stats.by_status,
+        by_kind=stats.by_kind,
+        without_vector=stats.without_vector,
+        unslotted=stats.unslotted,
+        review_enrolled=stats.review_enrolled,
+        reviews_due=overview.reviews_due,
+        pending_contradictions=stats.pending_contradictions,
+        created_last_7_days=stats.created_last_7_days,
+        signal_ratio=stats.signal_ratio,
+        signal_reason=stats.signal_reason,
+        rooms=[
+            schemas.RoomOut(
+                name=r.name,
+                kind=r.kind,
+                capacity=r.capacity,
+                slots_used=r.slots_used,
+                active=r.active,
+                latest_placard=r.latest_placard,
+            )
+            for r in overview.rooms
+        ],
+    )
+
+
+def distill_out(*, palace: str, result: DistillResult) -> schemas.DistillOut:
+    return schemas.DistillOut(
+        mode=result.mode,  # type: ignore[arg-type]
+        palace=palace,
+        llm_configured=result.llm_configured,
+        applied=result.applied,
+        clusters=[
+            schemas.DistillClusterOut(
+                kind=c.kind,
+                member_ids=list(c.member_ids),
+                min_similarity=c.min_similarity,
+                content=c.content,
+                placard=c.placard,
+                producer=c.producer,
+                fallback=c.fallback,
+                confidence=c.confidence,
+                rule_id=c.rule_id,
+                skipped=c.skipped,
+            )
+            for c in result.clusters
+        ],
+    )
+
+
+def profile_out(profile: Profile) -> schemas.ProfileOut:
+    return schemas.ProfileOut(
+        text=profile.text,
+        tokens=profile.tokens,
+        budget=profile.budget,
+        curated=profile.curated,
+        lines=[
+            schemas.ProfileLineOut(
+                id=line.memory_id,
+                coordinate=line.coordinate,
+                kind=line.kind,
+                placard=line.placard,
+                body=line.body,
+                indexed=line.indexed,
+                truncated=line.truncated,
+            )
+            for line in profile.lines
+        ],
+        more=profile.more,
+        reviews_due=profile.reviews_due,
+    )

@@ -1,0 +1,161 @@
+"""Where every MCP tool body runs with its caller: `run(body)`, the one function between the protocol and the services.
+
+A tool (api/mcp/tools/) is an `async def` declared with `@tool` that hands `run` a sync body taking a `ToolCall`:
+`return await run(lambda call: _forget(call, id=id, reason=reason))`. `run`:
+
+1. loads the caller (user + token) from the verified bearer token — never from an argument;
+2. refuses a write tool to a `read` token (the write flag is the tool's spec: api/mcp/registry.py; tools/list
+   already hides write tools from such tokens);
+3. runs the body on the request's ORM thread (config/asgi.py gives each MCP request its own, api/mcp/workers.py),
+   (one request, one thread);
+4. turns domain errors into `ToolError`s — an `isError` result with a message that says what to do; anything else
+   is logged here and reaches the client as the SDK's generic "Error executing tool <name>", never a traceback;
+5. returns the text rendering (what the model reads), `structuredContent` (validated against the tool's
+   outputSchema by the SDK), and in `_meta` the milliseconds the body took; the same time goes into the
+   response's `Server-Timing` header (api/mcp/timing.py).
+
+`_invoke` is the single place a tool body runs for a caller: per-transaction settings for that caller (row-level
+security's acting user) belong there.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from asgiref.sync import sync_to_async
+from django.utils import timezone
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent
+from pydantic import BaseModel, ValidationError
+
+from accounts.caller import Caller
+from accounts.models import ApiToken
+from api.mcp import text
+from api.mcp.registry import ToolSpec, current_tool
+from api.mcp.timing import current_timing
+from palace.errors import AtriumError, NotFound, PermissionDenied
+from palace.selectors import palace_get
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+    from palace.actors import Actor
+    from palace.models import Palace
+
+log = logging.getLogger("atrium.mcp")
+
+SERVICE_MS_META = "dev.atrium/service_ms"
+
+# The token row the verifier loaded for this request (with its user), so a tool need not load it again. Set in the
+# request's own context by the SDK's auth middleware (api/mcp/server.py); tool handlers run under a copy of it.
+verified_token: ContextVar[ApiToken | None] = ContextVar("atrium_verified_token", default=None)
+
+
+class Unauthenticated(PermissionDenied):
+    """No verified token on this request (cannot happen behind the SDK's auth middleware; kept as a guard)."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """What a tool body gets: who calls, and which tool (for its write flag)."""
+
+    caller: Caller
+    spec: ToolSpec
+
+    @property
+    def user(self) -> AbstractBaseUser:
+        return self.caller.user
+
+    @property
+    def actor(self) -> Actor:
+        return self.caller.actor
+
+    @property
+    def token_id(self) -> int | None:
+        return self.caller.token.pk if self.caller.token is not None else None
+
+    def palace(self, project: str | None) -> Palace:
+        """The palace the tool addresses: the named project (membership checked; for writing when the tool writes)
+        or the caller's personal palace. A project the caller is not a member of raises NotFound exactly like one
+        that does not exist."""
+        if project is not None and not project.strip():
+            project = None
+        try:
+            return palace_get(user=self.user, origin=project, write=self.spec.write)
+        except NotFound:
+            raise NotFound(text.palace_not_found(project)) from None
+
+
+def token_scopes() -> frozenset[str]:
+    """The scopes of the verified token on this request (empty when there is none)."""
+    token = get_access_token()
+    return frozenset() if token is None else frozenset(token.scopes)
+
+
+def current_token_id() -> int:
+    """The ApiToken id of the bearer token the SDK verified for this request."""
+    token = get_access_token()
+    claims = (token.claims or {}) if token is not None else {}
+    token_id = claims.get("token_id")
+    if token is None or not isinstance(token_id, int):
+        raise Unauthenticated("not authenticated: send Authorization: Bearer <token>")
+    return token_id
+
+
+def load_caller(token_id: int) -> Caller:
+    """The caller for a verified token id (sync: runs on the ORM thread). The row the verifier loaded for this very
+    request is reused; otherwise it is loaded (and checked) again."""
+    row = verified_token.get()
+    if row is not None and row.pk == token_id:
+        return Caller(user=row.user, token=row)
+    row = ApiToken.objects.select_related("user").filter(pk=token_id).first()
+    if row is None or not row.is_usable(timezone.now()) or not row.user.is_active:
+        raise Unauthenticated("this token is no longer valid; create a new one with `atrium token create`")
+    return Caller(user=row.user, token=row)
+
+
+def _invoke[Out: BaseModel](
+    spec: ToolSpec, token_id: int, body: Callable[[ToolCall], tuple[Out, str]]
+) -> tuple[Out, str, float]:
+    """Run one tool body for its caller, on the request's ORM thread."""
+    caller = load_caller(token_id)
+    if spec.write:
+        caller.require_write()
+    started = time.perf_counter()
+    try:
+        out, rendered = body(ToolCall(caller=caller, spec=spec))
+    finally:
+        service_ms = (time.perf_counter() - started) * 1000
+        timing = current_timing.get()
+        if timing is not None:  # the request's Server-Timing (api/mcp/timing.py)
+            timing.service_ms += service_ms
+            timing.tool_calls += 1
+    return out, rendered, service_ms
+
+
+async def run[Out: BaseModel](body: Callable[[ToolCall], tuple[Out, str]]) -> CallToolResult:
+    """Run the current tool's body for the caller behind this request (see the module docstring)."""
+    spec = current_tool()
+    try:
+        token_id = current_token_id()
+        out, rendered, service_ms = await sync_to_async(_invoke)(spec, token_id, body)
+    except AtriumError as exc:
+        raise ToolError(text.domain_error(exc)) from None
+    except ValidationError as exc:
+        raise ToolError(text.invalid_input(exc)) from None
+    except ToolError:
+        raise
+    except Exception:
+        log.exception("MCP tool %s failed", spec.name)
+        raise
+    return CallToolResult(
+        content=[TextContent(type="text", text=rendered)],
+        structured_content=out.model_dump(mode="json", by_alias=True),
+        _meta={SERVICE_MS_META: round(service_ms, 3)},
+    )

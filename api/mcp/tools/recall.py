@@ -1,0 +1,207 @@
+"""Tools that recall: memory_search, memory_assess, memory_examine, memory_profile (and atrium://profile)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp_types import CallToolResult
+from pydantic import Field
+
+from api.mcp import mapping, schemas, text
+from api.mcp.registry import resource, tool
+from api.mcp.runner import ToolCall, run
+from memory import selectors as memory_selectors
+from memory.evidence import evidence_assess
+from memory.profile import profile_build
+from memory.search import memory_search
+from palace.errors import NotFound
+from palace.selectors import palace_labels
+from review.selectors import review_due_count
+
+MAX_EXAMINE = 16
+MAX_SEARCH_LIMIT = 50
+
+
+# --- memory_search -------------------------------------------------------------------------------------------------
+
+
+@tool("memory_search", title="Search memories")
+async def memory_search_tool(
+    query: Annotated[str, Field(min_length=1, max_length=2000, description="What you want to recall.")],
+    room: Annotated[
+        str | None, Field(max_length=120, description="Search inside one room (see memory_stats), e.g. 'Fact Hall'.")
+    ] = None,
+    kind: Annotated[schemas.Kind | None, Field(description="Only this kind.")] = None,
+    as_of: Annotated[
+        datetime | None, Field(description="Point in time (ISO 8601): only memories that had happened by then.")
+    ] = None,
+    project: schemas.Project = None,
+    limit: Annotated[int, Field(ge=1, le=MAX_SEARCH_LIMIT, description="How many hits (1–50).")] = 10,
+) -> Annotated[CallToolResult, schemas.SearchOut]:
+    """Recall memories relevant to a question, before you answer from memory. Hybrid keyword + semantic search
+    over your personal palace and the project palaces you belong to (or one `project`).
+
+    Each row carries id= (for other tools) and ref= (evidence for memory_assess), how it was found (`sem#2 + lex#1`)
+    and its room#slot; the header says what ran ("hybrid" only when both arms did; a degraded marker otherwise), and
+    the tail gives the evidence batch id. A hit means relevant, not sufficient.
+    Next: memory_assess with the batch id and the refs that answer the question; memory_examine for full text.
+    """
+    return await run(
+        lambda call: _search(call, query=query, room=room, kind=kind, as_of=as_of, project=project, limit=limit)
+    )
+
+
+def _search(
+    call: ToolCall,
+    *,
+    query: str,
+    room: str | None,
+    kind: schemas.Kind | None,
+    as_of: datetime | None,
+    project: str | None,
+    limit: int,
+) -> tuple[schemas.SearchOut, str]:
+    palace_ids = [call.palace(project).pk] if project else None
+    result = memory_search(
+        user=call.user,
+        query=query,
+        palace_ids=palace_ids,
+        kind=kind,
+        room=room or None,
+        as_of=as_of,
+        limit=limit,
+        token_id=call.token_id,
+    )
+    labels = palace_labels(user=call.user, palace_ids={h.memory.palace_id for h in result.hits})
+    out = mapping.search_out(query=query, result=result, labels=labels)
+    return out, text.searched(out)
+
+
+# --- memory_assess -------------------------------------------------------------------------------------------------
+
+
+@tool("memory_assess", title="Assess evidence")
+async def memory_assess(
+    batchId: Annotated[str, Field(min_length=1, max_length=64, description="batch= from a search.")],
+    evidenceRefs: Annotated[
+        list[Annotated[str, Field(max_length=64)]],
+        Field(max_length=8, description="Up to 8 ref= values from THAT batch's rows."),
+    ],
+    adequate: Annotated[bool, Field(description="Your claim: the cited evidence answers the question.")],
+    nextStrategy: Annotated[
+        Literal["answer", "retrieve", "ask_user"],
+        Field(description="answer | retrieve | ask_user"),
+    ],
+    missing: Annotated[
+        list[Annotated[str, Field(max_length=500)]],
+        Field(max_length=8, description="What is still missing, if anything."),
+    ] = [],  # noqa: B006 (pydantic copies defaults)
+) -> Annotated[CallToolResult, schemas.AssessOut]:
+    """Evidence gate: before answering from memory, check whether one search's results suffice. Cite the refs
+    (ref= values) from that search's rows that answer the question, say whether you think they are adequate, what
+    is missing, and your next strategy.
+
+    The verdict is decided by rule, not by your claim: `sufficient` only if you claim adequacy, at least one cited
+    ref belongs to that batch, and nextStrategy is `answer`; otherwise `insufficient` with the strategy rewritten to
+    `retrieve`. Refs from other batches are rejected and listed. Every verdict is recorded in the audit log.
+    Next: answer if sufficient; otherwise search again (another query, room or project).
+    """
+    return await run(
+        lambda call: _assess(
+            call,
+            batch_id=batchId,
+            evidence_refs=list(evidenceRefs),
+            adequate=adequate,
+            next_strategy=nextStrategy,
+            missing=list(missing),
+        )
+    )
+
+
+def _assess(
+    call: ToolCall, *, batch_id: str, evidence_refs: list[str], adequate: bool, next_strategy: str, missing: list[str]
+) -> tuple[schemas.AssessOut, str]:
+    verdict = evidence_assess(
+        user=call.user,
+        actor=call.actor,
+        batch=batch_id,
+        evidence_refs=evidence_refs,
+        adequate=adequate,
+        next_strategy=next_strategy,
+        missing=missing,
+    )
+    out = mapping.assess_out(verdict)
+    return out, text.assessed(out)
+
+
+# --- memory_examine ------------------------------------------------------------------------------------------------
+
+
+@tool("memory_examine", title="Examine memories by id")
+async def memory_examine(
+    ids: Annotated[
+        list[schemas.MemoryId], Field(min_length=1, max_length=MAX_EXAMINE, description="Up to 16 memory ids.")
+    ],
+) -> Annotated[CallToolResult, schemas.ExamineOut]:
+    """Read memories in full by id (up to 16 at once): whole body, placard, room#slot, status, version and
+    confidence. Use it after memory_search, memory_timeline or memory_review_queue when a snippet or cue is not
+    enough. Ids you may not read are reported as not found, exactly like ids that do not exist.
+
+    Next: memory_update with the version you read to correct one; memory_neighbors to walk from one.
+    """
+    return await run(lambda call: _examine(call, ids=list(ids)))
+
+
+def _examine(call: ToolCall, *, ids: list[int]) -> tuple[schemas.ExamineOut, str]:
+    labels = palace_labels(user=call.user)
+    found = memory_selectors.memories_by_id(palace_ids=list(labels), ids=ids)
+    unique = list(dict.fromkeys(ids))
+    rows = [mapping.memory_row(found[i], labels, max_chars=None) for i in unique if i in found]
+    out = schemas.ExamineOut(memories=rows, not_found=[i for i in unique if i not in found])
+    return out, text.examined(out)
+
+
+# --- memory_profile and atrium://profile ---------------------------------------------------------------------------
+
+
+@tool("memory_profile", title="Your standing profile")
+async def memory_profile() -> Annotated[CallToolResult, schemas.ProfileOut]:
+    """The grand hall: your standing profile — the curated profile text first (if any), then the top memories of
+    your personal palace, each with its room#slot, within a fixed token budget; entries that do not fit are listed
+    as #id lines and counted as "+N more"; a line says how many reviews are due. The same text is the resource
+    atrium://profile and GET /api/v1/profile.txt (for session-start hooks).
+
+    Use it at the start of a session to know who you work for and what they prefer.
+    Next: memory_search for anything specific; memory_examine #ids.
+    """
+    return await run(_profile)
+
+
+def _profile(call: ToolCall) -> tuple[schemas.ProfileOut, str]:
+    palace = call.palace(None)
+    reviews_due = review_due_count(user=call.user)
+    out = mapping.profile_out(profile_build(user=call.user, palace_id=palace.pk, reviews_due=reviews_due))
+    return out, out.text
+
+
+@resource(
+    "atrium://profile",
+    name="profile",
+    title="Standing profile",
+    description="Your standing profile (the grand hall), wrapped in <atrium_memory_context>, within its token budget.",
+)
+async def profile_resource() -> str:
+    try:
+        result = await memory_profile()
+    except ToolError as exc:
+        raise ResourceError(str(exc)) from None
+    structured = result.structured_content or {}
+    profile = structured.get("text") if isinstance(structured, dict) else None
+    if not isinstance(profile, str):  # pragma: no cover - the profile always renders text
+        raise NotFound("profile unavailable")
+    return profile
+
+
+__all__ = ["memory_assess", "memory_examine", "memory_profile", "memory_search_tool", "profile_resource"]

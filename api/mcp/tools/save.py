@@ -1,0 +1,179 @@
+"""Tools that write memories: memory_save, memory_update, memory_forget, memory_distill."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from mcp_types import CallToolResult
+from pydantic import Field
+
+from api.mcp import mapping, schemas, text
+from api.mcp.registry import tool
+from api.mcp.runner import ToolCall, run
+from memory import pipeline as memory_pipeline
+from memory import services as memory_services
+from memory.jobs import distill_run
+from palace.errors import InvalidInput
+
+SOURCE = "mcp"
+
+
+# --- memory_save ---------------------------------------------------------------------------------------------------
+
+
+@tool("memory_save", title="Save memories", write=True)
+async def memory_save(
+    content: schemas.Content | None = None,
+    kind: Annotated[
+        schemas.Kind | None,
+        Field(description="fact | preference | decision | episode | skill (required with `content`)."),
+    ] = None,
+    placard: Annotated[str, Field(max_length=200, description="Optional short cue: unique, distinctive, dated.")] = "",
+    project: schemas.Project = None,
+    items: Annotated[
+        list[schemas.SaveItem] | None,
+        Field(min_length=1, max_length=10, description="Instead of `content`: up to 10 {content, kind, placard}."),
+    ] = None,
+) -> Annotated[CallToolResult, schemas.SaveOut]:
+    """Save durable knowledge to long-term memory: facts, preferences, decisions, episodes (what happened) and
+    skills (how to do something). Use it when you learn something worth knowing in a later session; one idea per
+    memory. Pass `content` + `kind` for one memory, or `items` (≤ 10) for several.
+
+    Returns each item's disposition: accept (new memory, with its id and room#slot), merge (a restatement that
+    reinforced an existing memory), defer (saved, but it may contradict the listed memories — review them), drop
+    (no information, nothing stored). Secrets are redacted before storage. Saves go to your personal palace unless
+    `project` names a project palace you may write.
+    Next: if an item may contradict another, call memory_review on it; to correct a memory use memory_update.
+    """
+    return await run(
+        lambda call: _save(call, content=content, kind=kind, placard=placard, project=project, items=items)
+    )
+
+
+def _save(
+    call: ToolCall,
+    *,
+    content: str | None,
+    kind: schemas.Kind | None,
+    placard: str,
+    project: str | None,
+    items: list[schemas.SaveItem] | None,
+) -> tuple[schemas.SaveOut, str]:
+    if (content is None) == (items is None):
+        raise InvalidInput("pass either `content` with `kind`, or `items` (1–10 objects with content and kind)")
+    if content is not None and kind is None:
+        raise InvalidInput("`kind` is required with `content`: fact, preference, decision, episode or skill")
+    palace = call.palace(project)
+    if items is None:
+        assert content is not None
+        assert kind is not None
+        result = memory_pipeline.memory_save(
+            palace=palace, actor=call.actor, content=content, kind=kind, placard=placard, source=SOURCE
+        )
+        out = schemas.SaveOut(palace=palace.label, count=1, failed=0, items=[mapping.save_item(0, result)])
+        return out, text.saved(out)
+    batch = memory_pipeline.memory_save_batch(
+        palace=palace, actor=call.actor, items=[i.model_dump() for i in items], source=SOURCE
+    )
+    rows: list[schemas.SaveItemOut] = []
+    for index, item in enumerate(batch.items):
+        if isinstance(item, memory_pipeline.ItemError):
+            rows.append(schemas.SaveItemOut(index=item.index, disposition="error", error=item.message))
+        else:
+            rows.append(mapping.save_item(index, item))
+    out = schemas.SaveOut(palace=palace.label, count=batch.count, failed=batch.failed, items=rows)
+    return out, text.saved(out)
+
+
+# --- memory_update -------------------------------------------------------------------------------------------------
+
+
+@tool("memory_update", title="Correct a memory", write=True, idempotent=False)
+async def memory_update(
+    id: schemas.MemoryId,
+    content: schemas.Content,
+    placard: Annotated[str | None, Field(max_length=200, description="New placard; omit to keep it.")] = None,
+    expectedVersion: Annotated[
+        int | None,
+        Field(ge=1, description="The version you read; a stale one fails with a conflict."),
+    ] = None,
+    reason: Annotated[str, Field(max_length=500, description="Why it changed (kept in the audit log).")] = "",
+) -> Annotated[CallToolResult, schemas.UpdateOut]:
+    """Correct a memory that is wrong or out of date. The correction becomes a new memory that supersedes the old
+    one (same room#slot); the old one keeps its history and no longer appears in default search. Use this instead
+    of saving a contradicting memory.
+
+    Returns the new memory (new id, version). Fails with a conflict if someone corrected it first or
+    `expectedVersion` is stale — examine it again and retry.
+    Next: nothing, or memory_review to see the supersede chain.
+    """
+    return await run(
+        lambda call: _update(
+            call, id=id, content=content, placard=placard, expected_version=expectedVersion, reason=reason
+        )
+    )
+
+
+def _update(
+    call: ToolCall, *, id: int, content: str, placard: str | None, expected_version: int | None, reason: str
+) -> tuple[schemas.UpdateOut, str]:
+    new = memory_services.memory_update(
+        memory_id=id,
+        actor=call.actor,
+        content=content,
+        placard=placard,
+        expected_version=expected_version,
+        reason=reason,
+        source=SOURCE,
+    )
+    out = schemas.UpdateOut(memory=mapping.memory_row(new, {new.palace_id: new.palace.label}), supersedes=id)
+    return out, text.updated(out)
+
+
+# --- memory_forget -------------------------------------------------------------------------------------------------
+
+
+@tool("memory_forget", title="Forget a memory", write=True, destructive=True)
+async def memory_forget(
+    id: schemas.MemoryId,
+    reason: Annotated[str, Field(max_length=500, description="The epitaph: why it is forgotten.")] = "",
+) -> Annotated[CallToolResult, schemas.ForgetOut]:
+    """Forget a memory that is wrong, obsolete or should not be recalled. Soft: it leaves search and the profile,
+    keeps its slot in the closed wing with your reason as its epitaph, and a person can restore it.
+
+    Returns the memory's new status. To fix rather than drop a memory, use memory_update.
+    Next: memory_audit_forgotten lists what has been forgotten.
+    """
+    return await run(lambda call: _forget(call, id=id, reason=reason))
+
+
+def _forget(call: ToolCall, *, id: int, reason: str) -> tuple[schemas.ForgetOut, str]:
+    row = memory_services.memory_forget(memory_id=id, actor=call.actor, reason=reason)
+    out = schemas.ForgetOut(id=row.pk, status=row.status, epitaph=row.epitaph, version=row.version)
+    return out, text.forgot(out)
+
+
+# --- memory_distill ------------------------------------------------------------------------------------------------
+
+
+@tool("memory_distill", title="Distill clusters into rules", write=True, destructive=True)
+async def memory_distill(
+    mode: Annotated[
+        Literal["suggest", "apply"], Field(description="suggest: propose only. apply: merge (supersedes members).")
+    ] = "suggest",
+    project: schemas.Project = None,
+) -> Annotated[CallToolResult, schemas.DistillOut]:
+    """Consolidate: find clusters of same-topic memories in a palace and merge each into one higher-level rule.
+    `suggest` proposes the merges and changes nothing; `apply` writes each rule (by the configured LLM, or an
+    extractive rule-based merge — the result says which) and supersedes the members, keeping the chain.
+
+    Next: review the suggestions, then call again with mode=apply.
+    """
+    return await run(lambda call: _distill(call, mode=mode, project=project))
+
+
+def _distill(call: ToolCall, *, mode: str, project: str | None) -> tuple[schemas.DistillOut, str]:
+    palace = call.palace(project)
+    result = distill_run(mode=mode, palace=palace, actor=call.actor)
+    out = mapping.distill_out(palace=palace.label, result=result)
+    return out, text.distilled(out)

@@ -1,0 +1,77 @@
+"""Limits at the MCP door: content over ATRIUM_MAX_CONTENT_CHARS is refused by the schema of every tool that takes
+content, and a memory of another tenant answers exactly like a missing one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from memory.models import Memory
+from palace.models import OpLog
+from tests.api.mcp.conftest import mcp_client, run, text_of
+
+LIMIT = 20000
+
+
+def _save(token: str, content: str) -> int:
+    (saved,) = run(_calls(token, [("memory_save", {"content": content, "kind": "fact"})]))
+    return int(saved.structured_content["items"][0]["id"])
+
+
+async def _calls(token: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    async with mcp_client(token) as client:
+        return [await client.call_tool(name, args) for name, args in calls]
+
+
+def test_content_over_the_limit_is_refused_by_every_tool_that_takes_content(tokens: dict[str, str]) -> None:
+    (saved,) = run(
+        _calls(tokens["alice"], [("memory_save", {"content": "The kettle is by the window.", "kind": "fact"})])
+    )
+    memory_id = saved.structured_content["items"][0]["id"]
+    ops = OpLog.objects.count()
+    over = "word " * (LIMIT // 5) + "x"
+    calls = [
+        ("memory_save", {"content": over, "kind": "fact"}),
+        (
+            "memory_save",
+            {"items": [{"content": "A fine short memory.", "kind": "fact"}, {"content": over, "kind": "fact"}]},
+        ),
+        ("memory_update", {"id": memory_id, "content": over}),
+    ]
+    for (name, _), result in zip(calls, run(_calls(tokens["alice"], calls)), strict=True):
+        assert result.is_error, name
+        assert f"at most {LIMIT} characters" in text_of(result), (name, text_of(result))
+    assert list(Memory.objects.values_list("content", flat=True)) == ["The kettle is by the window."]
+    assert OpLog.objects.count() == ops
+
+    # Positive control: exactly at the limit is accepted.
+    at_limit = " ".join(f"step{i} of the runbook" for i in range(LIMIT))[:LIMIT]
+    (ok,) = run(_calls(tokens["alice"], [("memory_update", {"id": memory_id, "content": at_limit})]))
+    assert not ok.is_error, text_of(ok)
+
+
+@pytest.mark.parametrize("args", [{"outcome": "failure"}, {"grade": 2}, {"outcome": "success", "note": "n" * 10}])
+def test_report_on_another_tenants_memory_answers_like_a_missing_one(
+    tokens: dict[str, str], args: dict[str, Any], settings: Any
+) -> None:
+    settings.ATRIUM_REVIEW_FIRST_DUE_DAYS = 0
+    (saved,) = run(
+        _calls(tokens["alice"], [("memory_save", {"content": "Alice's build runs on ci-7.", "kind": "fact"})])
+    )
+    alices = saved.structured_content["items"][0]["id"]
+    missing = alices + 1000
+
+    theirs, nowhere = run(
+        _calls(
+            tokens["charlie"], [("memory_report", {"id": alices, **args}), ("memory_report", {"id": missing, **args})]
+        )
+    )
+    assert theirs.is_error and nowhere.is_error
+    assert text_of(theirs).replace(str(alices), "N") == text_of(nowhere).replace(str(missing), "N")
+    assert theirs.structured_content == nowhere.structured_content
+    confidence = Memory.objects.get(pk=alices).confidence
+
+    (own,) = run(_calls(tokens["alice"], [("memory_report", {"id": alices, **args})]))  # positive control
+    assert not own.is_error, text_of(own)
+    assert Memory.objects.get(pk=alices).confidence != confidence or "grade" in args
