@@ -249,6 +249,88 @@ class _Rollback(Exception):
     pass
 
 
+def _bulk_load(
+    *,
+    targets: list[tuple[int, int]],
+    maker: TextMaker,
+    centres: np.ndarray,
+    rng: np.random.Generator,
+    say: Callable[[str], None],
+) -> str:
+    """COPY `count` synthetic rows into each (palace id, count), the HNSW index dropped meanwhile at scale and
+    rebuilt with its exact definition in a `finally`; then the maintenance autovacuum would do. Returns which."""
+    definition = _hnsw_definition()
+    rebuilt = sum(count for _, count in targets) >= REBUILD_AT and definition is not None
+    try:
+        if rebuilt:
+            say("dropping the HNSW index for the bulk load (it is rebuilt afterwards)")
+            with connection.cursor() as cursor:
+                cursor.execute("DROP INDEX memory_embedding_hnsw")
+        for palace_id, count in targets:
+            _load(palace_id=palace_id, count=count, maker=maker, centres=centres, rng=rng)
+        # The steady state of a table autovacuum keeps: hint bits and the visibility map set. Without it the
+        # searches below set hint bits on every row they touch, and autovacuum's pass over the freshly loaded
+        # table (and the whole vector index) would run in the middle of the measurement.
+        maintenance = "ANALYZE" if connection.in_atomic_block else "VACUUM (ANALYZE)"  # VACUUM needs autocommit
+        say(f"{maintenance} of the loaded table")
+        with connection.cursor() as cursor:
+            cursor.execute(f"{maintenance} memory_memory")
+    finally:
+        if rebuilt and definition is not None:
+            say("rebuilding the HNSW index")
+            with connection.cursor() as cursor:
+                cursor.execute("SET maintenance_work_mem = '1GB'")
+                cursor.execute(definition.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
+                cursor.execute("RESET maintenance_work_mem")
+    import memory.search as search  # its cached word statistics predate the load
+
+    search._lexeme_stats_cache.clear()
+    return maintenance
+
+
+@dataclass
+class Background:
+    """Synthetic memories in palaces of their own (see background_fill)."""
+
+    owners: list[tuple[Any, Palace]]
+    memories: int
+
+
+def background_fill(*, memories: int, progress: Callable[[str], None] | None = None) -> Background:
+    """Three palaces of other (bench) users holding `memories` synthetic memories between them, loaded as the
+    search bench loads its table; `atrium eval --background N` measures quality beside them. Remove them with
+    background_remove (also when the load fails half-way: this function does it itself then)."""
+    say = progress or (lambda _line: None)
+    maker = TextMaker(seed=13)
+    rng = np.random.default_rng(17)
+    centre_count = min(CENTRES, max(8, memories // 10))
+    say(f"background: embedding {centre_count} centre notes")
+    centres = np.asarray(embed_passages([maker.note() for _ in range(centre_count)]), dtype=np.float32)
+    tag = f"bench-bg-{int(time.time())}-{random.randint(1000, 9999)}"
+    owners = [_make_owner(f"{tag}-{i}") for i in range(3)]
+    background = Background(owners=owners, memories=memories)
+    try:
+        sizes = [memories // 3 + (1 if i < memories % 3 else 0) for i in range(3)]
+        say(f"background: loading {memories} synthetic memories into three other palaces")
+        _bulk_load(
+            targets=[(p.pk, n) for (_, p), n in zip(owners, sizes, strict=True)],
+            maker=maker,
+            centres=centres,
+            rng=rng,
+            say=say,
+        )
+    except BaseException:
+        background_remove(background)
+        raise
+    return background
+
+
+def background_remove(background: Background, *, progress: Callable[[str], None] | None = None) -> None:
+    if progress is not None:
+        progress("background: removing the synthetic palaces")
+    _cleanup([p for _, p in background.owners], [u for u, _ in background.owners])
+
+
 def run_search_bench(
     *,
     memories: int,
@@ -272,32 +354,10 @@ def run_search_bench(
     others = [_make_owner(f"{tag}-other{i}") for i in range(3)]
     other_rows = memories // 2
     try:
-        definition = _hnsw_definition()
-        rebuilt = memories >= REBUILD_AT and definition is not None
-        try:
-            started = time.perf_counter()
-            if rebuilt:
-                say("dropping the HNSW index for the bulk load (it is rebuilt afterwards)")
-                with connection.cursor() as cursor:
-                    cursor.execute("DROP INDEX memory_embedding_hnsw")
-            say(f"loading {memories} memories into the bench palace and {other_rows} into three others")
-            _load(palace_id=palace.pk, count=memories, maker=maker, centres=centres, rng=rng)
-            for _, other in others:
-                _load(palace_id=other.pk, count=other_rows // 3, maker=maker, centres=centres, rng=rng)
-            # The steady state of a table autovacuum keeps: hint bits and the visibility map set. Without it the
-            # searches below set hint bits on every row they touch, and autovacuum's pass over the freshly loaded
-            # table (and the whole vector index) would run in the middle of the measurement.
-            maintenance = "ANALYZE" if connection.in_atomic_block else "VACUUM (ANALYZE)"  # VACUUM needs autocommit
-            say(f"{maintenance} of the loaded table")
-            with connection.cursor() as cursor:
-                cursor.execute(f"{maintenance} memory_memory")
-        finally:
-            if rebuilt and definition is not None:
-                say("rebuilding the HNSW index")
-                with connection.cursor() as cursor:
-                    cursor.execute("SET maintenance_work_mem = '1GB'")
-                    cursor.execute(definition.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
-                    cursor.execute("RESET maintenance_work_mem")
+        started = time.perf_counter()
+        targets = [(palace.pk, memories), *((other.pk, other_rows // 3) for _, other in others)]
+        say(f"loading {memories} memories into the bench palace and {other_rows} into three others")
+        maintenance = _bulk_load(targets=targets, maker=maker, centres=centres, rng=rng, say=say)
         load_seconds = time.perf_counter() - started
 
         timed = _TimedEmbedder(inner)

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -44,6 +43,7 @@ from django.utils import timezone
 
 from memory.embeddings import EmbedderUnavailable, embed_query
 from memory.models import HALF_DISTANCE, Memory, vector_literal
+from memory.search_people import known_people, people_named, without_names
 from memory.searchtext import query_lexemes_sql, query_text
 from palace.errors import InvalidInput, NotFound
 from palace.models import Slot
@@ -58,7 +58,6 @@ RRF_K = 60
 ARM_DEPTH = 100  # candidates each arm contributes to the fusion
 EXPAND_SHARE = 0.1  # what a candidate passes to its edge neighbours, as a share of its fused score
 SPEAKER_BOOST = 0.2  # a question naming exactly one known person favours what that person said
-PEOPLE_TTL_SECONDS = 60.0
 EXPAND_KINDS = ("next", "supports", "refines", "related")
 HNSW_EF_SEARCH = 100
 CUE_HITS = 5
@@ -477,47 +476,6 @@ def _hop(pool: dict[int, _Candidate], edges: list[tuple[_Row, int, str]]) -> Non
             )
 
 
-# The people a palace's memories were said by, per palace set, for a minute: a hint for query cleanup and the
-# speaker cue, so staleness is harmless.
-_people_cache: dict[tuple[int, ...], tuple[float, list[str]]] = {}
-
-
-def _people(palaces: list[int]) -> list[str]:
-    key = tuple(palaces)
-    cached = _people_cache.get(key)
-    if cached is not None and cached[0] > time.monotonic():
-        return cached[1]
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT DISTINCT speaker FROM memory_memory WHERE palace_id = ANY(%s) AND speaker <> '' LIMIT 200",
-            [palaces],
-        )
-        # Only capitalised names: a speaker called "user" or "assistant" is a role, not a person to strip.
-        names = sorted({str(r[0]).strip() for r in cursor.fetchall() if str(r[0]).strip()[:1].isupper()})
-    if len(_people_cache) > 1000:
-        _people_cache.clear()
-    _people_cache[key] = (time.monotonic() + PEOPLE_TTL_SECONDS, names)
-    return names
-
-
-def _name_pattern(name: str) -> re.Pattern[str]:
-    return re.compile(rf"\b{re.escape(name)}(?:'s)?\b")
-
-
-def _without_names(query: str, names: list[str]) -> str:
-    """The query for the vector arm without the people it names.
-
-    Measured on LoCoMo: names dominate a small embedding model's idea of similarity (every question about
-    Caroline looked like every turn mentioning her), so the vector arm reads the question without them and the
-    speaker cue (SPEAKER_BOOST) puts the person back in, precisely.
-    """
-    stripped = query
-    for name in names:
-        stripped = _name_pattern(name).sub(" ", stripped)
-    stripped = re.sub(r"\s+([?,.!])", r"\1", " ".join(stripped.split()))
-    return stripped if stripped.strip(" ?,.!") else query
-
-
 # --- the function ----------------------------------------------------------------------------------------------
 
 
@@ -544,12 +502,11 @@ def memory_search(
         return SearchResult(mode="none", degraded=[], hits=[], batch=None, palace_ids=[])
     where, params = _filter_sql(palaces=palaces, kind=kind, room=room, status=status, as_of=as_of)
 
-    people = _people(palaces)
-    named = [name for name in people if _name_pattern(name).search(query)]
+    named = people_named(query, known_people(palaces))
     degraded: list[str] = []
     vector = None
     try:
-        vector = embed_query(_without_names(query, named))
+        vector = embed_query(without_names(query, named))
     except EmbedderUnavailable:
         degraded.append("semantic")
     plan = _lexical_plan(query)

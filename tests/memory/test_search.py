@@ -530,3 +530,56 @@ def test_bench_mcp_dispatches_to_the_mcp_bench_or_says_it_is_missing(db: Any, mo
     monkeypatch.setitem(sys.modules, "api.mcp.bench", None)  # an import of it now fails
     with pytest.raises(CommandError, match="api.mcp.bench"):
         call_command("bench", "mcp")
+
+
+def test_a_question_naming_one_person_favours_what_that_person_said(alice: Any, alice_palace: Palace) -> None:
+    melanie = remember(alice_palace, "I painted a sunrise over the lake last week", kind="episode", speaker="Melanie")
+    caroline = remember(alice_palace, "I painted a sunset over the lake last week", kind="episode", speaker="Caroline")
+
+    about_caroline = memory_search(user=alice, query="What did Caroline paint?", reinforce=False, register_batch=False)
+    about_melanie = memory_search(user=alice, query="What did Melanie paint?", reinforce=False, register_batch=False)
+
+    assert about_caroline.hits[0].memory.pk == caroline.pk
+    assert about_melanie.hits[0].memory.pk == melanie.pk
+
+
+def test_known_people_are_stripped_from_the_query_for_the_vector_arm() -> None:
+    from memory.search_people import without_names
+
+    assert without_names("What did Caroline's sister paint?", ["Caroline"]) == "What did sister paint?"
+    assert without_names("When did Jon and Gina meet?", ["Gina", "Jon"]) == "When did and meet?"
+    assert without_names("Caroline?", ["Caroline"]) == "Caroline?"  # nothing left: keep the question
+    assert without_names("Carolines plan", ["Caroline"]) == "Carolines plan"
+
+
+@pytest.mark.parametrize(
+    ("name", "role"),
+    [
+        ("User", True),
+        ("assistant", True),
+        ("System", True),
+        ("Claude", True),
+        ("Claude 3.5 Sonnet", True),
+        ("gpt-4o", True),
+        ("ChatGPT", True),
+        ("bot42", True),
+        ("Caroline", False),
+        ("Gemma", False),  # a model family, and a person's name: a person
+        ("Jon", False),
+    ],
+)
+def test_role_and_model_names_are_not_people(name: str, role: bool) -> None:
+    from memory.search_people import is_role_name
+
+    assert is_role_name(name) is role
+
+
+def test_a_speaker_called_user_or_assistant_is_never_stripped_or_cued(alice: Any, alice_palace: Palace) -> None:
+    from memory.search_people import _people_cache, known_people
+
+    remember(alice_palace, "The user asked for the staging database password rotation", speaker="User")
+    remember(alice_palace, "I rotated the staging password", kind="episode", speaker="Assistant")
+    remember(alice_palace, "Ship the release notes on Friday", kind="episode", speaker="Caroline")
+    _people_cache.clear()
+
+    assert known_people([alice_palace.pk]) == ["Caroline"]  # positive control: a person is known
