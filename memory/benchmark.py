@@ -282,9 +282,9 @@ def _bulk_load(
                 cursor.execute("SET maintenance_work_mem = '1GB'")
                 cursor.execute(definition.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
                 cursor.execute("RESET maintenance_work_mem")
-    import memory.search as search  # its cached word statistics predate the load
+    from memory import search_arms  # its cached word statistics predate the load
 
-    search._lexeme_stats_cache.clear()
+    search_arms._lexeme_stats_cache.clear()
     return maintenance
 
 

@@ -283,6 +283,7 @@ def _search(*, conv: Conversation, user: Any, palace: Palace, method: str, modes
             limit=SEARCH_DEPTH,
             reinforce=False,
             register_batch=False,
+            rewrite=False,  # the figures are for search without an LLM
         )
         modes[result.mode + ("" if not result.degraded else f" (degraded: {', '.join(result.degraded)})")] += 1
         rankings.append([hit.memory.pk for hit in result.hits])

@@ -5,8 +5,8 @@ dropped by the pipeline), five questions:
 
 - q0 single-hop, the puppy's name -> D1:1, found first;
 - q1 temporal, Ben's marathon -> D2:2, found first;
-- q2 multi-hop, the chewed shoe (only in D2:1's image caption) and Ben's sister's bakery (D1:3): the question
-  names Ben, so the speaker cue lifts Ben's marathon turn (D2:2) to first; the evidence follows at 2 and 3;
+- q2 multi-hop, the chewed shoe (only in D2:1's image caption) and Ben's sister's bakery (D1:3): Ben's bakery
+  turn first (it shares the question's words, and the question names Ben, its speaker), both within the top 3;
 - q3 single-hop whose only evidence is the dropped turn: never retrievable, 0 everywhere (its session still ranks);
 - q4 adversarial (Ben has no puppy; evidence D1:1, Ana's): reported apart, not in the headline.
 
@@ -82,20 +82,20 @@ def test_eval_on_the_tiny_dataset_gives_the_known_figures() -> None:
     assert "6 turns" in err.getvalue()
     assert report["headline"] == {
         "n": 4,
-        "recall@1": 0.5,  # (1 + 1 + 0 + 0) / 4
+        "recall@1": 0.625,  # (1 + 1 + 1/2 + 0) / 4
         "recall@3": 0.75,  # (1 + 1 + 1 + 0) / 4
-        "any_hit@1": 0.5,
+        "any_hit@1": 0.75,
         "any_hit@3": 0.75,
-        "mrr": 0.625,  # (1 + 1 + 1/2 + 0) / 4
+        "mrr": 0.75,  # (1 + 1 + 1 + 0) / 4
         "session_any_hit@10": 1.0,
     }
     assert report["by_category"]["multi-hop"] == {
         "n": 1,
-        "recall@1": 0.0,
+        "recall@1": 0.5,
         "recall@3": 1.0,
-        "any_hit@1": 0.0,
+        "any_hit@1": 1.0,
         "any_hit@3": 1.0,
-        "mrr": 0.5,
+        "mrr": 1.0,
         "session_any_hit@10": 1.0,
     }
     assert report["by_category"]["single-hop"]["n"] == 2

@@ -114,13 +114,21 @@ def test_keyword_only_result_is_never_labelled_hybrid(
     assert all("sem" not in h.label and "sem" not in h.ranks for h in result.hits)
 
 
-def test_lexical_arm_finding_nothing_is_not_degradation(alice: Any, notes: dict[str, Memory]) -> None:
+def test_lexical_arm_finding_nothing_is_not_degradation(alice: Any, notes: dict[str, Memory], settings: Any) -> None:
+    """Nothing shares a word with the query and every neighbour is below the floor: no match, not degradation.
+    With the floor switched off, the same search lists the semantic neighbours (labelled sem# only)."""
     result = memory_search(user=alice, query="zyxwv qqqq", reinforce=False, register_batch=False)
 
     assert result.mode == "hybrid"
     assert result.degraded == []
-    assert result.hits, "the semantic arm always returns neighbours"
-    assert all(h.label.startswith("sem#") and "lex" not in h.ranks for h in result.hits)
+    assert result.matched is False and result.hits == []
+    assert result.floor == 0.80 and result.below_floor == 3
+
+    settings.ATRIUM_SEARCH_FLOOR = -1.0
+    unfloored = memory_search(user=alice, query="zyxwv qqqq", reinforce=False, register_batch=False)
+    assert unfloored.matched is True
+    assert unfloored.hits, "without a floor the semantic arm returns neighbours"
+    assert all(h.label.startswith("sem#") and "lex" not in h.ranks for h in unfloored.hits)
 
 
 def test_or_query_does_not_starve_on_words_missing_from_the_memory(
@@ -185,9 +193,16 @@ def test_kind_filter(alice: Any, notes: dict[str, Memory]) -> None:
 
 
 def test_room_filter_uses_the_slot_room_name(alice: Any, notes: dict[str, Memory]) -> None:
-    result = memory_search(user=alice, query="Alice", room="Decision Chamber", reinforce=False, register_batch=False)
-    nowhere = memory_search(user=alice, query="Alice", room="No Such Room", reinforce=False, register_batch=False)
+    # "Alice" matches the tea and the cat (other rooms), "releases" the deploy decision.
+    everywhere = memory_search(user=alice, query="Alice releases", reinforce=False, register_batch=False)
+    result = memory_search(
+        user=alice, query="Alice releases", room="Decision Chamber", reinforce=False, register_batch=False
+    )
+    nowhere = memory_search(
+        user=alice, query="Alice releases", room="No Such Room", reinforce=False, register_batch=False
+    )
 
+    assert len(everywhere.hits) == 3  # positive control
     assert [h.memory.pk for h in result.hits] == [notes["deploy"].pk]
     assert nowhere.hits == []
 
@@ -295,7 +310,7 @@ def test_reinforce_false_writes_nothing(alice: Any, notes: dict[str, Memory]) ->
 
 
 def test_evidence_batch_maps_refs_to_memories_and_is_bound_to_the_user(alice: Any, notes: dict[str, Memory]) -> None:
-    result = memory_search(user=alice, query="Alice", limit=3, reinforce=False)
+    result = memory_search(user=alice, query="Alice releases", limit=3, reinforce=False)
 
     assert result.batch is not None and result.batch.startswith("b_")
     batch = SearchBatch.objects.get(handle=result.batch)
@@ -352,7 +367,7 @@ def word_statistics() -> Iterator[Any]:
     the cache is dropped again afterwards."""
     from django.db import connection
 
-    import memory.search as search_module
+    import memory.search_arms as search_module
 
     def refresh() -> None:
         with connection.cursor() as cursor:
@@ -370,7 +385,7 @@ def _lexical_ids(result: Any) -> set[int]:
 def test_a_common_word_brings_no_lexical_candidates_alone_but_still_counts_in_the_rank(
     alice: Any, alice_palace: Palace, word_statistics: Any, monkeypatch: Any
 ) -> None:
-    import memory.search as search_module
+    import memory.search_arms as search_module
 
     plain = [remember(alice_palace, f"Coffee note {i}: the machine on floor {i}", embed=False) for i in range(6)]
     both = remember(alice_palace, "Coffee from the espresso bar downstairs", embed=False)
@@ -393,7 +408,7 @@ def test_a_common_word_brings_no_lexical_candidates_alone_but_still_counts_in_th
 def test_a_query_of_common_words_only_asks_for_all_of_them(
     alice: Any, alice_palace: Palace, word_statistics: Any, monkeypatch: Any, embedder_down: None
 ) -> None:
-    import memory.search as search_module
+    import memory.search_arms as search_module
 
     for i in range(4):
         remember(alice_palace, f"Morning standup {i}", embed=False)
