@@ -598,3 +598,36 @@ def test_a_speaker_called_user_or_assistant_is_never_stripped_or_cued(alice: Any
     _people_cache.clear()
 
     assert known_people([alice_palace.pk]) == ["Caroline"]  # positive control: a person is known
+
+
+def test_the_query_embeds_on_a_worker_thread_while_the_lexical_arm_runs(alice: Any, notes: dict[str, Memory]) -> None:
+    """embed_query_soon gives the same vector as embed_query, from another thread; a cached one answers at once."""
+    import threading
+
+    from memory import embeddings
+
+    threads: list[str] = []
+    real_query = embeddings.embed_query
+
+    def spy(text: str) -> Any:
+        threads.append(threading.current_thread().name)
+        return real_query(text)
+
+    embeddings.set_embedder(embeddings.get_embedder())  # an explicit embedder, and an empty query cache
+    try:
+        embeddings.embed_query = spy  # type: ignore[assignment]
+        soon = embeddings.embed_query_soon("what tea does Alice drink").result(timeout=30)
+        again = embeddings.embed_query_soon("what tea does Alice drink")
+    finally:
+        embeddings.embed_query = real_query  # type: ignore[assignment]
+        embeddings.set_embedder(None, active=False)
+    assert threads == ["atrium-embed-query_0"]
+    assert again.done() and np.allclose(again.result(), soon)
+    assert np.allclose(soon, real_query("what tea does Alice drink"))
+
+
+def test_a_failing_embedder_fails_the_soon_vector_like_the_plain_one(embedder_down: None) -> None:
+    from memory.embeddings import embed_query_soon
+
+    with pytest.raises(EmbedderUnavailable):
+        embed_query_soon("anything").result(timeout=30)
