@@ -83,7 +83,8 @@ class SearchResult:
     common_words: list[str] = field(default_factory=list)
     # False when nothing passed on either arm: no hits, and nothing here is evidence.
     matched: bool = False
-    floor: float | None = None  # the similarity floor applied (None: no floor known for this embedder)
+    # The cosine a memory sharing no word with the query needed (memory.search_rank.floor_for); None: no floor.
+    floor: float | None = None
     below_floor: int = 0  # candidates that shared no word with the query and sat below the floor
     # On a miss with fallback="overview": what the palaces hold, labelled "overview" (never hits, never evidence).
     overview: Overview | None = None
@@ -171,7 +172,8 @@ def _retrieve(
             plan=plan, vector=vector, where=where, params=params, also=[r.id for r in arms["lex"]]
         )
     found = pool(arms, cosines)
-    floor = floor_for(embedder_model_name()) if vector is not None else None
+    background = [r.cosine for r in arms.get("sem", []) if r.cosine is not None]
+    floor = floor_for(embedder_model_name(), background=background) if vector is not None else None
     below = apply_floor(found, floor)
     matched = bool(found)
     edges = expand(parents=list(found), vector=vector, plan=plan, where=where, params=params) if found else []

@@ -4,8 +4,12 @@ speaker cue and the recency/proof boosts. Pure Python over the arms' rows (memor
 The recipe, each step measured on the LoCoMo dev split (the tuning set; README "Retrieval quality"), transcripts
 and agent-written facts alike:
 
-1. Floor: a candidate that shares no word with the query (ts_rank 0) and whose cosine is below the embedder's
-   floor is not a hit: it is only the nearest thing in a palace that holds nothing on the subject.
+1. Floor: a candidate that shares no word with the query (ts_rank 0) must stand out from the background: its
+   cosine must exceed the median cosine of the semantic arm's candidates by the embedder's margin (e5: 0.06), or,
+   when the arm found too few candidates to tell a background (< MIN_BACKGROUND), reach the absolute floor (e5:
+   0.80). Otherwise it is only the nearest thing in a palace that holds nothing on the subject. Relative, because
+   e5's cosines sit at different heights per language: unrelated English text ~0.75-0.80, unrelated Chinese text
+   ~0.82-0.86, a relevant English question asked of Chinese memories ~0.78 (README, "Saying when nothing matched").
 2. Fusion by scores, not ranks: fused = SEMANTIC_WEIGHT * cos' + (1 - SEMANTIC_WEIGHT) * lex', where cos' is
    the cosine scaled over the candidates' range (at least COSINE_SPREAD) and lex' the ts_rank over the best one.
    Plain RRF ties every pair of one-arm candidates at the same rank and ignores how far apart they are; measured,
@@ -23,6 +27,7 @@ and agent-written facts alike:
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -40,10 +45,12 @@ SPEAKER_CUE = 0.2
 # Cosines are scaled over the candidates' range, but never a range narrower than this: in a small palace two
 # candidates 0.01 apart must not look a whole unit apart (measured the same on LoCoMo as an unbounded range).
 COSINE_SPREAD = 0.1
-# The cosine below which a candidate that shares no word with the query is not a hit, per embedding model. e5
-# cosines sit in a narrow high band (unrelated English text ~0.75-0.80, a relevant memory ~0.80-0.90); calibrated
-# on the dev sets (README, "Saying when nothing matched"). A model not listed has no floor (reported as None).
+# How far above the background (the median cosine of the semantic arm's candidates) a candidate that shares no word
+# with the query must be, and the absolute floor used when there are too few candidates for a background, per
+# embedding model; calibrated on the dev sets (README). A model not listed has no floor (reported as None).
+FLOOR_MARGINS = {"multilingual-e5-small": 0.06}
 FLOORS = {"multilingual-e5-small": 0.80}
+MIN_BACKGROUND = 8
 
 
 @dataclass
@@ -71,12 +78,17 @@ class Candidate:
         return f"{found} via {self.via}" if self.via else found
 
 
-def floor_for(model: str) -> float | None:
-    """The similarity floor for this embedding model: ATRIUM_SEARCH_FLOOR when set, else the calibrated one."""
-    configured = getattr(settings, "ATRIUM_SEARCH_FLOOR", None)
-    if configured is not None:
-        return float(configured)
-    return FLOORS.get(model)
+def floor_for(model: str, *, background: list[float]) -> float | None:
+    """The cosine a candidate sharing no word with the query needs: the background's median plus the margin, or
+    the absolute floor when `background` (the semantic arm's cosines) is too short. ATRIUM_SEARCH_FLOOR_MARGIN and
+    ATRIUM_SEARCH_FLOOR override the calibrated values; None when the model has none."""
+    margin = getattr(settings, "ATRIUM_SEARCH_FLOOR_MARGIN", None)
+    margin = FLOOR_MARGINS.get(model) if margin is None else float(margin)
+    absolute = getattr(settings, "ATRIUM_SEARCH_FLOOR", None)
+    absolute = FLOORS.get(model) if absolute is None else float(absolute)
+    if len(background) >= MIN_BACKGROUND and margin is not None:
+        return round(statistics.median(background) + margin, 4)
+    return absolute
 
 
 def pool(arms: dict[str, list[Row]], cosines: dict[int, float]) -> dict[int, Candidate]:

@@ -348,3 +348,23 @@ def test_a_file_that_is_not_utf8_is_refused_in_one_line(tmp_path: Path) -> None:
 
     with pytest.raises(CommandError, match="not UTF-8"):
         call_command("eval", dataset=str(bad))
+
+
+ZH = Path(__file__).parent / "data" / "zh-facts.jsonl"
+
+
+@pytest.mark.django_db
+def test_on_the_chinese_set_the_fusion_is_never_below_its_best_arm() -> None:
+    """tests/memory/data/zh-facts.jsonl: 40 hand-written Chinese team facts, 40 questions (short ones, long
+    conversational ones, mixed Chinese/English, English asked of Chinese memories). Atrium must rank at least as
+    well as plain e5 and plain BM25 over the same stored memories (README, "Chinese")."""
+    figures = {}
+    for method in ("atrium", "dense", "bm25"):
+        out = StringIO()
+        call_command("eval", dataset=str(ZH), method=method, json=True, stdout=out, stderr=StringIO())
+        figures[method] = json.loads(out.getvalue())["headline"]
+
+    assert figures["atrium"]["n"] == 40
+    for arm in ("dense", "bm25"):
+        assert figures["atrium"]["recall@10"] >= figures[arm]["recall@10"]
+        assert figures["atrium"]["mrr"] >= figures[arm]["mrr"]

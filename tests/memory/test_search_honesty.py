@@ -59,7 +59,9 @@ def test_a_search_for_something_the_palace_does_not_hold_says_no_match(alice: An
     assert miss.matched is False
     assert miss.hits == []
     assert miss.mode == "hybrid" and miss.degraded == []  # both arms ran: this is a real answer, not a failure
-    assert miss.floor == 0.80 and miss.below_floor > 0
+    # The floor is the median cosine of the semantic candidates plus e5's margin: unrelated English notes sit near
+    # 0.75, so it lands near 0.81.
+    assert miss.floor is not None and 0.78 < miss.floor < 0.86 and miss.below_floor > 0
     # Positive control: a question the palace does answer.
     assert hit.matched is True
     assert hit.hits[0].memory.content == "The design system uses Inter as its body font"
@@ -67,7 +69,7 @@ def test_a_search_for_something_the_palace_does_not_hold_says_no_match(alice: An
 
 def test_the_floor_only_drops_candidates_that_share_no_word(alice: Any, sixteen: Any, settings: Any) -> None:
     """A memory sharing a word with the query passes whatever its cosine; the rest need the floor."""
-    settings.ATRIUM_SEARCH_FLOOR = 0.99  # nothing is that similar
+    settings.ATRIUM_SEARCH_FLOOR_MARGIN = 0.5  # nothing stands that far above the rest
     shared = search(alice, "rotate the staging keys")  # "rotate" is in one note
 
     assert shared.matched is True

@@ -10,7 +10,16 @@ import pytest
 
 from memory.search_arms import Row
 from memory.search_people import frequent_names
-from memory.search_rank import COSINE_SPREAD, EPISODE_SHARE, SEMANTIC_WEIGHT, apply_floor, pool, rank
+from memory.search_rank import (
+    COSINE_SPREAD,
+    EPISODE_SHARE,
+    MIN_BACKGROUND,
+    SEMANTIC_WEIGHT,
+    apply_floor,
+    floor_for,
+    pool,
+    rank,
+)
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 LONG_AGO = NOW - timedelta(days=3650)  # no recency boost
@@ -135,3 +144,18 @@ def test_names_a_palace_keeps_mentioning_are_found_by_capitalisation() -> None:
 
     assert names == ["Caroline", "Melanie"]  # not Friday (calendar), Painting/The (also lower case), Assistant (role)
     assert frequent_names(texts, min_count=5) == []  # each is in four texts
+
+
+def test_the_floor_stands_above_the_background_or_falls_back_to_the_absolute_one(settings: Any) -> None:
+    """Relative to the search's own background, because e5's cosines sit higher in Chinese than in English."""
+    english = [0.74 + i * 0.005 for i in range(MIN_BACKGROUND + 1)]  # median 0.76
+    chinese = [0.82 + i * 0.005 for i in range(MIN_BACKGROUND + 1)]  # median 0.84
+
+    assert floor_for("multilingual-e5-small", background=english) == pytest.approx(0.82)
+    assert floor_for("multilingual-e5-small", background=chinese) == pytest.approx(0.90)
+    assert floor_for("multilingual-e5-small", background=english[:3]) == 0.80  # too few: the absolute floor
+    assert floor_for("some-other-model", background=english) is None  # not calibrated: no floor, said as None
+    settings.ATRIUM_SEARCH_FLOOR_MARGIN = 0.1
+    settings.ATRIUM_SEARCH_FLOOR = 0.7
+    assert floor_for("some-other-model", background=english) == pytest.approx(0.86)
+    assert floor_for("some-other-model", background=[0.9]) == 0.7
