@@ -286,6 +286,10 @@ def _search(*, conv: Conversation, user: Any, palace: Palace, method: str, modes
             rewrite=False,  # the figures are for search without an LLM
         )
         modes[result.mode + ("" if not result.degraded else f" (degraded: {', '.join(result.degraded)})")] += 1
+        if result.common_words:  # the lexical arm's common-word bound acted on this question
+            modes["with common words"] += 1
+        if not result.matched:
+            modes["no match"] += 1
         rankings.append([hit.memory.pk for hit in result.hits])
     return rankings
 
