@@ -13,7 +13,9 @@ and agent-written facts alike:
 2. Fusion by scores, not ranks: fused = SEMANTIC_WEIGHT * cos' + (1 - SEMANTIC_WEIGHT) * lex', where cos' is
    the cosine scaled over the candidates' range (at least COSINE_SPREAD) and lex' the ts_rank over the best one.
    Plain RRF ties every pair of one-arm candidates at the same rank and ignores how far apart they are; measured,
-   it ranked worse on both kinds, and a tie-break by id alone moved Recall@10 on facts by 2.5 points.
+   it ranked worse on both kinds, and a tie-break by id alone moved Recall@10 on facts by 2.5 points. The cosine
+   is first blended with its best edge neighbour's (NEIGHBOUR_SHARE): a transcript turn often means what the turn
+   before it asked ("Yes, last week!"), as its full text carries the previous turn at low weight.
 3. One hop over edges (next, supports, refines, related): a neighbour gains HOP_SHARE of its best parent's score,
    or joins with it, labelled by the edge.
 4. Episode context: memories saved in one episode support each other. An episode is the source session when the
@@ -45,6 +47,7 @@ SPEAKER_CUE = 0.2
 # Cosines are scaled over the candidates' range, but never a range narrower than this: in a small palace two
 # candidates 0.01 apart must not look a whole unit apart (measured the same on LoCoMo as an unbounded range).
 COSINE_SPREAD = 0.1
+NEIGHBOUR_SHARE = 0.25  # weight of the best edge neighbour's cosine in a candidate's own (step 2)
 # How far above the background (the median cosine of the semantic arm's candidates) a candidate that shares no word
 # with the query must be, and the absolute floor used when there are too few candidates for a background, per
 # embedding model; calibrated on the dev sets (README). A model not listed has no floor (reported as None).
@@ -117,13 +120,27 @@ def apply_floor(found: dict[int, Candidate], floor: float | None) -> int:
     return len(below)
 
 
-def _fuse(found: dict[int, Candidate]) -> None:
-    cosines = [c.cosine for c in found.values() if c.cosine is not None]
+def _neighbour_context(found: dict[int, Candidate], edges: list[tuple[Row, int, str]]) -> dict[int, float]:
+    """Each candidate's cosine blended with the best cosine among its edge neighbours (step 2)."""
+    best: dict[int, float] = {}
+    for row, parent_id, _ in edges:
+        if row.cosine is not None and row.cosine > best.get(parent_id, -2.0):
+            best[parent_id] = row.cosine
+    return {
+        m: (c.cosine + NEIGHBOUR_SHARE * best[m]) / (1 + NEIGHBOUR_SHARE) if m in best else c.cosine
+        for m, c in found.items()
+        if c.cosine is not None
+    }
+
+
+def _fuse(found: dict[int, Candidate], edges: list[tuple[Row, int, str]]) -> None:
+    context = _neighbour_context(found, edges)
+    cosines = list(context.values())
     low, high = (min(cosines), max(cosines)) if cosines else (0.0, 0.0)
     best_lexical = max((c.lexical for c in found.values()), default=0.0)
     weight = SEMANTIC_WEIGHT if cosines else 0.0
-    for c in found.values():
-        cos = 0.0 if c.cosine is None else (c.cosine - low) / max(high - low, COSINE_SPREAD)
+    for m, c in found.items():
+        cos = (context[m] - low) / max(high - low, COSINE_SPREAD) if m in context else 0.0
         lex = c.lexical / best_lexical if best_lexical > 0 else 0.0
         c.fused = weight * cos + (1 - weight) * lex
 
@@ -201,7 +218,7 @@ def rank(
     found: dict[int, Candidate], *, edges: list[tuple[Row, int, str]], named: list[str], now: datetime
 ) -> list[Candidate]:
     """Steps 2-6 of the module docstring over the floored pool; best first (ties: the newer memory)."""
-    _fuse(found)
+    _fuse(found, edges)
     base = {m: c.fused for m, c in found.items()}
     _hop(found, edges, base)
     _episode_context(found, base)

@@ -159,3 +159,17 @@ def test_the_floor_stands_above_the_background_or_falls_back_to_the_absolute_one
     settings.ATRIUM_SEARCH_FLOOR = 0.7
     assert floor_for("some-other-model", background=english) == pytest.approx(0.86)
     assert floor_for("some-other-model", background=[0.9]) == 0.7
+
+
+def test_a_candidate_takes_a_share_of_its_best_neighbours_cosine() -> None:
+    """An answer turn ("Yes, last week!") is far from the question on its own; the turn before it is close."""
+    answer = row(1, cosine=0.78, lexical=0.2)
+    other = row(2, cosine=0.80, lexical=0.2)
+    question_turn = row(3, cosine=0.95)
+
+    lifted = rank(pool({"lex": [answer, other]}, {}), edges=[(question_turn, 1, "next")], named=[], now=NOW)
+    alone = rank(pool({"lex": [answer, other]}, {}), edges=[], named=[], now=NOW)
+
+    assert [c.memory_id for c in alone][:2] == [2, 1]  # control: without the neighbour the closer one leads
+    assert [c.memory_id for c in lifted][:2] == [1, 2]
+    assert lifted[0].label == "lex#1"  # the answer keeps its own label; the neighbour joins by the edge
