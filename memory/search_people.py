@@ -33,7 +33,7 @@ __all__ = [
 
 PEOPLE_TTL_SECONDS = 60.0
 MAX_PEOPLE = 200
-NAME_SAMPLE = 400  # newest memories read for names they keep mentioning
+NAME_SAMPLE = 400  # newest memories per palace read for the names they keep mentioning
 NAME_CHARS = 500  # of each
 NAME_SHARE = 0.05  # a name in at least this share of them is one the palace keeps mentioning
 NAME_MIN_COUNT = 3
@@ -117,10 +117,11 @@ def _people(palaces: list[int]) -> tuple[list[str], list[str]]:
             [palaces, MAX_PEOPLE],
         )
         found = {str(r[0]).strip() for r in cursor.fetchall()}
-        # The newest memories are a sample of what the palace talks about; bounded whatever the palace's size.
+        # The newest memories are a sample of what a palace talks about; bounded whatever the palace's size.
+        # Per palace, so the (palace, status, -created_at) index serves each sample in order.
         cursor.execute(
-            "SELECT content FROM memory_memory WHERE palace_id = ANY(%s) AND status = 'active'"
-            " ORDER BY id DESC LIMIT %s",
+            "SELECT m.content FROM unnest(%s::bigint[]) AS p(id), LATERAL (SELECT content FROM memory_memory"
+            " WHERE palace_id = p.id AND status = 'active' ORDER BY created_at DESC LIMIT %s) AS m",
             [palaces, NAME_SAMPLE],
         )
         sample = [str(r[0])[:NAME_CHARS] for r in cursor.fetchall()]
