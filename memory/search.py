@@ -176,7 +176,7 @@ def _retrieve(
     floor = floor_for(embedder_model_name(), background=background) if vector is not None else None
     below = apply_floor(found, floor)
     matched = bool(found)
-    edges = expand(parents=list(found), vector=vector, plan=plan, where=where, params=params) if found else []
+    edges = expand(parents=list(found), vector=vector, where=where, params=params) if found else []
     return _Retrieved(
         ranked=rank(found, edges=edges, named=cued, now=now),
         mode="hybrid" if vector is not None else "lexical",

@@ -243,11 +243,9 @@ def semantic_arm(
     return rows, {int(r[1]): float(r[-1]) for r in raws if r[0] == "cos"}
 
 
-def expand(
-    *, parents: list[int], vector: Any | None, plan: LexicalPlan, where: str, params: list[Any]
-) -> list[tuple[Row, int, str]]:
+def expand(*, parents: list[int], vector: Any | None, where: str, params: list[Any]) -> list[tuple[Row, int, str]]:
     """Neighbours one edge away from `parents` that pass the same filters: (row, parent id, edge kind), with their
-    similarities to the query like the arms' rows.
+    cosine to the query (their ts_rank is left 0: see below).
 
     Two statements, edges first, then their memories by id: each is linear in what it reads whatever the planner
     believes. As one join, a palace written faster than autovacuum analyses it (a bulk import, the eval) was planned
@@ -268,13 +266,14 @@ def expand(
             return []
         cosine = "1 - (m.embedding <=> %s::vector)" if vector is not None else "NULL::float8"
         other_ids = {other for _, other, _ in edges}
+        # The cosine feeds the neighbour context of the fusion; a neighbour's own words do not count (it joins with
+        # a share of its parent's score), so no ts_rank here.
         cursor.execute(
-            f"SELECT {_COLUMNS}, {_RANK_SQL}, {cosine} FROM memory_memory m"  # noqa: S608 - constants
+            f"SELECT {_COLUMNS}, 0::real, {cosine} FROM memory_memory m"  # noqa: S608 - constants
             f" WHERE m.id = ANY(%s) AND {where}",
-            [plan.lexemes, *([vector_literal(vector)] if vector is not None else []), sorted(other_ids), *params],
+            [*([vector_literal(vector)] if vector is not None else []), sorted(other_ids), *params],
         )
         rows = {
-            int(r[0]): _row(r, cosine=None if r[-1] is None else float(r[-1]), lexical=float(r[-2] or 0.0))
-            for r in cursor.fetchall()
+            int(r[0]): _row(r, cosine=None if r[-1] is None else float(r[-1]), lexical=0.0) for r in cursor.fetchall()
         }
     return [(rows[other], parent, kind) for parent, other, kind in edges if other in rows]
