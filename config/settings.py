@@ -298,6 +298,16 @@ ATRIUM_CONTRADICTION_SIMILARITY = env_float("ATRIUM_CONTRADICTION_SIMILARITY", 0
 ATRIUM_RECENCY_WEIGHT = env_float("ATRIUM_RECENCY_WEIGHT", 0.2, low=0.0)
 ATRIUM_PROOF_WEIGHT = env_float("ATRIUM_PROOF_WEIGHT", 0.1, low=0.0)
 ATRIUM_DECAY_WINDOW_DAYS = env_int("ATRIUM_DECAY_WINDOW_DAYS", 30, minimum=0)
+# A memory that shares no word with the query is a hit only when its cosine stands this far above the median of the
+# search's semantic candidates, or (too few candidates to tell) reaches the absolute floor. Unset: calibrated per
+# embedding model (memory.search_rank; multilingual-e5-small 0.06 and 0.80), no floor for a model not calibrated.
+ATRIUM_SEARCH_FLOOR_MARGIN = (
+    env_float("ATRIUM_SEARCH_FLOOR_MARGIN", 0.0, low=-1.0, high=1.0) if env("ATRIUM_SEARCH_FLOOR_MARGIN") else None
+)
+ATRIUM_SEARCH_FLOOR = env_float("ATRIUM_SEARCH_FLOOR", 0.0, low=-1.0, high=1.0) if env("ATRIUM_SEARCH_FLOOR") else None
+# Query rewriting by the optional LLM (on when a model is configured) and how long a search waits for it.
+ATRIUM_SEARCH_REWRITE = env_bool("ATRIUM_SEARCH_REWRITE", True)
+ATRIUM_SEARCH_REWRITE_TIMEOUT = env_float("ATRIUM_SEARCH_REWRITE_TIMEOUT", 2.0, low=0.1, high=60.0)
 
 # The palace and its keeping.
 ATRIUM_ROOM_CAPACITY = env_int("ATRIUM_ROOM_CAPACITY", 9, minimum=1)

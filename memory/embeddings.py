@@ -12,6 +12,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -168,6 +169,7 @@ def reset_after_fork() -> None:
     _state.loaded_at = None
     _state.lock = threading.Lock()
     _query_cache = _QueryCache()  # a fresh lock too: the parent's may have been held at the fork
+    _worker.clear()  # the parent's worker thread does not exist in the child
 
 
 def _chunks(text: str) -> list[str]:
@@ -253,6 +255,45 @@ def embed_query(text: str) -> np.ndarray:
     except Exception as exc:
         raise EmbedderUnavailable(f"{type(exc).__name__}: {exc}") from exc
     return _query_cache.put(key, vector)
+
+
+# One thread per process embeds queries while the caller does other work (search runs its full-text arm in
+# PostgreSQL meanwhile). Created on first use and keyed by process id: a thread does not survive a fork, and an
+# executor copied into a child would queue work for a thread that is not there.
+_worker: dict[int, ThreadPoolExecutor] = {}
+_worker_lock = threading.Lock()
+
+
+def _executor() -> ThreadPoolExecutor:
+    pid = os.getpid()
+    executor = _worker.get(pid)
+    if executor is None:
+        with _worker_lock:
+            executor = _worker.get(pid)
+            if executor is None:
+                _worker.clear()
+                executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="atrium-embed-query")
+                _worker[pid] = executor
+    return executor
+
+
+def embed_query_soon(text: str) -> Future[np.ndarray]:
+    """`embed_query(text)` started now and collected later with `.result()` (which raises EmbedderUnavailable like
+    embed_query). A cached vector, or no embedder, answers at once without a thread."""
+    future: Future[np.ndarray] = Future()
+    embedder = _state.override if _state.overridden else _state.embedder
+    if embedder is not None:
+        cached = _query_cache.get((id(embedder), clean(text)[:CHUNK_CHARS]))
+        if cached is not None:
+            future.set_result(cached)
+            return future
+    if embedder is None:  # not loaded yet (or off): load and embed here, where errors are simplest to report
+        try:
+            future.set_result(embed_query(text))
+        except EmbedderUnavailable as exc:
+            future.set_exception(exc)
+        return future
+    return _executor().submit(embed_query, text)
 
 
 def embedder_model_name() -> str:

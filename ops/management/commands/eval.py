@@ -1,4 +1,5 @@
-"""`atrium eval --dataset FILE.jsonl [--k 5,10] [--json]`: retrieval quality through the real pipeline and search."""
+"""`atrium eval --dataset FILE.jsonl [--k 5,10] [--method atrium|bm25|dense|rrf] [--background N] [--json]`:
+retrieval quality through the real write pipeline and search (ops.evaluation)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ops.evaluation import SEARCH_DEPTH, SESSION_K, DatasetError, evaluate_dataset, load_dataset
+from ops.evaluation import METHODS, SEARCH_DEPTH, SESSION_K, DatasetError, evaluate_dataset, load_dataset
 
 
 def _parse_ks(raw: str) -> tuple[int, ...]:
@@ -23,28 +24,59 @@ def _parse_ks(raw: str) -> tuple[int, ...]:
 
 class Command(BaseCommand):
     help = (
-        "Measure retrieval on a LoCoMo-style JSONL dataset: each conversation is saved turn by turn through the "
-        "write pipeline into a throwaway palace (rolled back afterwards) and each question goes through search."
+        "Measure retrieval on a LoCoMo-style JSONL dataset (transcript turns or agent-written facts): each "
+        "conversation is saved item by item through the write pipeline into a throwaway palace (rolled back "
+        "afterwards) and each question goes through search, or through a plain baseline (--method)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", required=True, help="JSON Lines file, format in shared/bench/README.md")
         parser.add_argument("--k", default="5,10", help="cut-offs for Recall@k and any-hit@k (default 5,10)")
         parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+        parser.add_argument(
+            "--method",
+            choices=METHODS,
+            default="atrium",
+            help="atrium (memory_search, default) or a plain baseline over the same stored memories",
+        )
+        parser.add_argument(
+            "--background",
+            type=int,
+            default=0,
+            metavar="N",
+            help="first load N synthetic memories into three other palaces (removed afterwards)",
+        )
+        parser.add_argument(
+            "--embedding-cache",
+            default=None,
+            metavar="FILE",
+            help="reuse vectors from this SQLite file (created if missing): a second run skips the embedding",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         ks = _parse_ks(options["k"])
         # One room opens every 9 turns; those notices would bury the report.
         logging.getLogger("palace.slots").setLevel(logging.ERROR)
+        if not 0 <= options["background"] <= 2_000_000:
+            raise CommandError("--background must be between 0 and 2,000,000")
         try:
             conversations = load_dataset(options["dataset"])
-        except (OSError, DatasetError) as exc:
-            raise CommandError(f"cannot read {options['dataset']}: {exc}") from exc
+        except OSError as exc:
+            raise CommandError(f"cannot read {options['dataset']}: {exc.strerror or exc}") from None
+        except DatasetError as exc:
+            raise CommandError(f"{options['dataset']}: {exc}") from None
         _require_migrated()
         as_json = options["json"]
         # Progress goes to stderr in both modes: stdout stays one JSON object with --json.
         progress = lambda line: self.stderr.write(f"  {line}")  # noqa: E731 - a one-line callback
-        report = evaluate_dataset(conversations=conversations, ks=ks, progress=progress)
+        report = evaluate_dataset(
+            conversations=conversations,
+            ks=ks,
+            method=options["method"],
+            background=options["background"],
+            embedding_cache=options["embedding_cache"],
+            progress=progress,
+        )
         if as_json:
             self.stdout.write(json.dumps(report.as_dict(), indent=2))
             return
@@ -55,15 +87,15 @@ class Command(BaseCommand):
         rows = [("categories 1-4", report.headline), *report.by_category.items(), ("all", report.overall)]
         for name, figures in rows:
             self.stdout.write(f"{name:<22}{figures['n']:>5}" + "".join(f"{figures[c]:>20.3f}" for c in columns))
+        unit = "turns" if report.kind == "transcripts" else "facts"
         self.stdout.write(
-            f"\n{report.turns} turns ingested in {report.ingest_seconds:.1f} s, "
-            f"{report.overall['n']} questions "
+            f"\n{report.items} {unit} ingested in {report.ingest_seconds:.1f} s, {report.overall['n']} questions "
             f"in {report.query_seconds:.1f} s; dispositions {report.dispositions}; search modes {report.modes}"
         )
-        self.stdout.write(
-            f"MRR is over the top {SEARCH_DEPTH} hits; image captions are part of each turn's content as "
-            "[image: …]; speaker and session date are stored with every turn."
-        )
+        for what, how in report.as_dict()["protocol"].items():
+            self.stdout.write(f"  {what}: {how}")
+        if report.embedding_cache is not None:
+            self.stdout.write(f"  embedding cache: {report.embedding_cache} (ingest time excludes cached vectors)")
 
 
 def _require_migrated() -> None:
