@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from memory import redaction
+from memory import protocol_tags, redaction
 from memory.redaction import redact, strip_protocol_tags
 
 
@@ -117,19 +117,19 @@ def test_tag_stripping_makes_a_bounded_number_of_passes(monkeypatch: pytest.Monk
     """Deleting tags repeats (a deletion can splice a new tag), but at most a fixed number of times, each pass
     linear; after that the remaining tags are defanged in one more pass."""
     passes: list[int] = []
-    real = redaction._tag_spans
+    real = protocol_tags._tag_spans
 
     def counting(text: str) -> list[tuple[int, int, int]]:
         passes.append(len(text))
         return real(text)
 
-    monkeypatch.setattr(redaction, "_tag_spans", counting)
+    monkeypatch.setattr(protocol_tags, "_tag_spans", counting)
     depth = 5_000
     forged = "<atrium_" * depth + "<current_user_request>" + "memory_context>" * depth + "payload"
 
     stripped = strip_protocol_tags(forged)
 
-    assert len(passes) == redaction._MAX_DELETION_PASSES + 1
+    assert len(passes) == protocol_tags._MAX_DELETION_PASSES + 1
     assert all(length <= len(forged) for length in passes)
     assert stripped.endswith("payload") and len(stripped) <= len(forged)
 
@@ -138,7 +138,7 @@ def test_folding_is_proportional_to_the_text() -> None:
     """The folded copy the tag matcher reads has at most a few characters per original character."""
     text = "<\u0430\u200b" * 10_000 + "ﬃ㍻" * 1_000
 
-    folded, origin = redaction._fold(text)
+    folded, origin = protocol_tags._fold(text)
 
     assert origin is not None and len(origin) == len(folded)
     assert len(folded) <= 4 * len(text)
