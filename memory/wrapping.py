@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from memory.redaction import strip_protocol_tags
+from memory.protocol_tags import strip_protocol_tags
 
 OPEN_TAG = "<atrium_memory_context>"
 CLOSE_TAG = "</atrium_memory_context>"
