@@ -23,17 +23,17 @@ django_app = get_asgi_application()  # before anything that imports models
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 
 from api.mcp.server import build_mcp_app, mcp  # noqa: E402
 from api.mcp.timing import HEADER, RequestTiming, current_timing  # noqa: E402
 from api.mcp.workers import OrmWorkers  # noqa: E402
+from panel.origin import SameOriginValidator  # noqa: E402
 from panel.routing import websocket_urlpatterns  # noqa: E402
 
 mcp_app = build_mcp_app()
 MCP_PATHS = {"/mcp", "/mcp/"}
-websocket_app = AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
+websocket_app = SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
 
 Scope = dict[str, Any]
 
