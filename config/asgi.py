@@ -3,7 +3,8 @@
 The MCP SDK's session manager needs an ASGI lifespan; uvicorn sends one, and for servers that do not the manager
 is started lazily on the first MCP request. MCP requests run their ORM work on a small pool of long-lived threads
 that keep their database connections (api/mcp/workers.py) and answer with a `Server-Timing` header
-(api/mcp/timing.py).
+(api/mcp/timing.py). A request's body is read whole, bounded in size and time, before it takes one of those threads
+(api/mcp/body.py), so a slow client holds none.
 """
 
 from __future__ import annotations
@@ -23,17 +24,18 @@ django_app = get_asgi_application()  # before anything that imports models
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 
+from api.mcp.body import BodyRefused, ClientGone, read_body, refuse, replay  # noqa: E402
 from api.mcp.server import build_mcp_app, mcp  # noqa: E402
 from api.mcp.timing import HEADER, RequestTiming, current_timing  # noqa: E402
 from api.mcp.workers import OrmWorkers  # noqa: E402
+from panel.origin import SameOriginValidator  # noqa: E402
 from panel.routing import websocket_urlpatterns  # noqa: E402
 
 mcp_app = build_mcp_app()
 MCP_PATHS = {"/mcp", "/mcp/"}
-websocket_app = AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
+websocket_app = SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
 
 Scope = dict[str, Any]
 
@@ -113,6 +115,16 @@ async def _mcp(scope: Scope, receive: Any, send: Any) -> None:
 
 async def _mcp_timed(timing: RequestTiming, scope: Scope, receive: Any, send: Any) -> None:
     await lifecycle.start()
+    try:
+        body = await read_body(
+            scope, receive, limit=settings.ATRIUM_MCP_MAX_BODY_BYTES, timeout=settings.ATRIUM_MCP_BODY_TIMEOUT
+        )
+    except BodyRefused as refused:
+        await refuse(send, refused)
+        return
+    except ClientGone:
+        return
+    receive = replay(body, receive)
     workers = lifecycle.workers or lifecycle.open_workers()
     scope = dict(scope, path="/mcp", raw_path=b"/mcp")
 

@@ -326,6 +326,13 @@ ATRIUM_MCP_MAX_BODY_BYTES = env_int("ATRIUM_MCP_MAX_BODY_BYTES", 1_000_000, mini
 # The MCP endpoint's ORM threads (api/mcp/workers.py): how many, and how long each keeps its database connection.
 ATRIUM_MCP_THREADS = env_int("ATRIUM_MCP_THREADS", 8, minimum=1)
 ATRIUM_MCP_DB_CONN_MAX_AGE = env_int("ATRIUM_MCP_DB_CONN_MAX_AGE", 300, minimum=0)
+# An MCP request's body must arrive within this many seconds (408 otherwise); it is read before the request takes one
+# of the ORM threads, so a client that trickles its body holds none (config/asgi.py).
+ATRIUM_MCP_BODY_TIMEOUT = env_float("ATRIUM_MCP_BODY_TIMEOUT", 10.0, low=0.1)
+# Seconds one MCP tool call may take before the caller gets a tool error saying so (api/mcp/runner.py).
+ATRIUM_MCP_TOOL_TIMEOUT = env_float("ATRIUM_MCP_TOOL_TIMEOUT", 30.0, low=0.1)
+# Seconds one health measurement answers every /api/v1/health caller in a process (ops/health.py).
+ATRIUM_HEALTH_CACHE_SECONDS = env_float("ATRIUM_HEALTH_CACHE_SECONDS", 5.0, low=0.0)
 
 ATRIUM_LOG_LEVEL = env_choice("ATRIUM_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
 LOGGING = {

@@ -7,6 +7,7 @@ forked after its parent embedded something, so a Celery worker child must load i
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -314,3 +315,48 @@ def embedder_status() -> dict[str, object]:
     if _state.error:
         return {"state": "failed", "model": embedder_model_name(), "reason": _state.error}
     return {"state": "not_loaded", "model": embedder_model_name(), "reason": "loads on first use in this process"}
+
+
+PROBE_TEXT = "atrium health probe"
+
+
+@dataclass
+class _Probe:
+    embedder: Embedder | None = None
+    at: float = 0.0
+    result: dict[str, object] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_probe = _Probe()
+
+
+def embedder_probe(*, max_age: float) -> dict[str, object]:
+    """`embedder_status()`, and when an embedder is there, whether it embeds now: one tiny passage, kept `max_age`
+    seconds per embedder (a crashed model or an endpoint that went down reads as failed, not as loaded).
+
+    An OpenAI-compatible endpoint is only a client, so it is built here to be probed; the in-process model is not
+    loaded by a probe (it loads on first use), and reads as not loaded until then.
+    """
+    status = embedder_status()
+    if status["state"] == "not_loaded" and settings.ATRIUM_EMBEDDER == "openai":
+        with contextlib.suppress(EmbedderUnavailable):  # a failure is in the status read next
+            get_embedder()
+        status = embedder_status()
+    embedder = _state.override if _state.overridden else _state.embedder
+    if status["state"] != "loaded" or embedder is None:
+        return status
+    with _probe.lock:
+        if _probe.embedder is embedder and time.monotonic() - _probe.at < max_age:
+            return {**status, **_probe.result}
+        started = time.perf_counter()
+        try:
+            vectors = np.asarray(embedder.passages([PROBE_TEXT]), dtype=np.float32)
+            if vectors.shape != (1, DIM) or not np.isfinite(vectors).all():
+                raise EmbedderUnavailable(f"the probe returned shape {vectors.shape}, expected (1, {DIM})")
+            result: dict[str, object] = {"probe": "ok"}
+        except Exception as exc:
+            result = {"state": "failed", "probe": "failed", "reason": f"{type(exc).__name__}: {exc}"[:300]}
+        result["probe_ms"] = round((time.perf_counter() - started) * 1000, 1)
+        _probe.embedder, _probe.at, _probe.result = embedder, time.monotonic(), result
+    return {**status, **result}

@@ -1,12 +1,21 @@
 """Honest health: every figure is measured now, or reported as unknown with the reason. Never a healthy default.
 
-One report for every door: the REST route (GET /api/v1/health) and the panel's health ring both call
-`health_report()`.
+One report for every door: the REST route (GET /api/v1/health) and the panel's health ring both read
+`health_cached()`, the measured `health_report()` kept for ATRIUM_HEALTH_CACHE_SECONDS in this process. A lock makes
+a burst of callers wait for one measurement instead of each opening a database connection and pinging the workers.
+
+The overall status is `ok` only when every part is: the database answers and has pgvector, no migration is pending,
+Redis answers, a Celery worker answers a ping, the embedder embeds a probe, and every live memory has a vector.
+`down` when the database cannot be reached; `degraded` otherwise.
+
+Strangers see `public_report()`: the status and each part's `ok`, nothing else (versions, migration names, worker
+host names, counts and error text are for staff).
 """
 
 from __future__ import annotations
 
 import functools
+import threading
 import time
 from typing import Any
 
@@ -16,8 +25,12 @@ from django.conf import settings
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from memory.embeddings import embedder_status
+from memory.embeddings import embedder_probe
 from memory.models import Memory
+
+EMBEDDER_PROBE_SECONDS = 30.0  # how long one probe embedding stands for the embedder's state
+PING_TIMEOUT = 1.0
+VECTOR_EXTENSION = "vector"  # the extension whose presence the database part reports
 
 
 def _check(fn: Any) -> dict[str, Any]:
@@ -37,14 +50,17 @@ def _check(fn: Any) -> dict[str, Any]:
 
 def _database() -> dict[str, Any]:
     with connection.cursor() as cur:
-        cur.execute("SELECT version(), (SELECT extversion FROM pg_extension WHERE extname = 'vector')")
+        cur.execute("SELECT version(), (SELECT extversion FROM pg_extension WHERE extname = %s)", [VECTOR_EXTENSION])
         version, vector = cur.fetchone()
-    return {
-        "ok": True,
+    found = {
+        "ok": vector is not None,
         "server": version.split(" on ")[0],
         "pgvector": vector,
         "embedded": bool(settings.ATRIUM_EMBEDDED_POSTGRES),
     }
+    if vector is None:
+        found["reason"] = "the pgvector extension is not installed: semantic search and embeddings cannot work"
+    return found
 
 
 def pending_migrations() -> list[str]:
@@ -80,27 +96,80 @@ def _broker_app() -> Celery:
 def _celery(redis_ok: bool) -> dict[str, Any]:
     if not redis_ok:
         return {"ok": None, "workers": None, "reason": "unknown: the broker (Redis) is unreachable"}
-    replies = _broker_app().control.ping(timeout=1.0) or []
+    replies = _broker_app().control.ping(timeout=PING_TIMEOUT) or []
     workers = sorted(name for reply in replies for name in reply)
     if not workers:
-        return {"ok": False, "workers": [], "reason": "no worker answered a ping within 1 s"}
+        return {"ok": False, "workers": [], "reason": f"no worker answered a ping within {PING_TIMEOUT:g} s"}
     return {"ok": True, "workers": workers}
 
 
 def _memory_counts() -> dict[str, Any]:
     live = Memory.objects.exclude(status=Memory.Status.FORGOTTEN)
-    return {"ok": True, "total": live.count(), "without_vector": live.filter(embedding__isnull=True).count()}
+    total, without = live.count(), live.filter(embedding__isnull=True).count()
+    found: dict[str, Any] = {"ok": without == 0, "total": total, "without_vector": without}
+    if without:
+        found["reason"] = f"{without} memories have no embedding yet (semantic search misses them until a backfill)"
+    return found
+
+
+def _embedder() -> dict[str, Any]:
+    embedder = embedder_probe(max_age=EMBEDDER_PROBE_SECONDS)
+    return {**embedder, "ok": {"loaded": True, "failed": False}.get(str(embedder["state"]))}
+
+
+def _release_connection() -> None:
+    """Hand this thread's database connection back before the slow, database-free checks (the worker ping waits
+    up to PING_TIMEOUT). Inside a transaction (a test's) it must stay open."""
+    if not connection.in_atomic_block:
+        connection.close()
 
 
 def health_report() -> dict[str, Any]:
+    """Measure every part now (no cache). The database parts run first; the connection is closed before Redis, the
+    worker ping and the embedder probe, so a waiting health check never holds one."""
     database = _check(_database)
+    reachable = "server" in database  # it answered (with or without pgvector)
+    unreachable = {"ok": None, "reason": "database unreachable"}
     report: dict[str, Any] = {"database": database}
-    report["migrations"] = _check(_migrations) if database["ok"] else {"ok": None, "reason": "database unreachable"}
+    report["migrations"] = _check(_migrations) if reachable else unreachable
+    report["memories"] = _check(_memory_counts) if reachable else unreachable
+    _release_connection()
     report["redis"] = _check(_redis)
     report["celery"] = _check(lambda: _celery(bool(report["redis"]["ok"])))
-    embedder = embedder_status()
-    report["embedder"] = {**embedder, "ok": {"loaded": True, "failed": False}.get(str(embedder["state"]))}
-    report["memories"] = _check(_memory_counts) if database["ok"] else {"ok": None, "reason": "database unreachable"}
+    report["embedder"] = _embedder()
     states = [part.get("ok") for part in report.values()]
-    report["status"] = "ok" if all(s is True for s in states) else ("down" if database["ok"] is False else "degraded")
+    report["status"] = "ok" if all(s is True for s in states) else ("degraded" if reachable else "down")
     return report
+
+
+_cache_lock = threading.Lock()
+_cached: tuple[float, dict[str, Any]] | None = None
+
+
+def health_cached(*, max_age: float | None = None) -> dict[str, Any]:
+    """The latest report when it is under `max_age` seconds (ATRIUM_HEALTH_CACHE_SECONDS) old, else a new one. One
+    measurement at a time per process: callers that arrive while it runs wait for it and share it."""
+    global _cached
+    if max_age is None:
+        max_age = float(settings.ATRIUM_HEALTH_CACHE_SECONDS)
+    with _cache_lock:
+        if _cached is not None and time.monotonic() - _cached[0] < max_age:
+            return _cached[1]
+        report = health_report()
+        _cached = (time.monotonic(), report)
+        return report
+
+
+def health_cache_clear() -> None:
+    global _cached
+    with _cache_lock:
+        _cached = None
+
+
+def public_report(report: dict[str, Any]) -> dict[str, Any]:
+    """What anyone may see: the overall status and each part's ok (true, false, or null for unknown)."""
+    public: dict[str, Any] = {"status": report.get("status", "unknown")}
+    for name, part in report.items():
+        if isinstance(part, dict):
+            public[name] = {"ok": part.get("ok")}
+    return public

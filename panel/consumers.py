@@ -3,6 +3,10 @@
 Events come from palace.events (published after a mutation commits). The consumer re-reads the user's current
 scope from their session and, when the event's palace is in it, sends small rendered fragments that the htmx ws
 extension swaps in by id: the due badge, the Today counts, and the new Log row.
+
+Before each push the consumer checks that the connection's session still signs its user in (the same check Django
+makes on every request: the session exists, names this user, the password hash still matches, the user is active).
+After a logout, a password change or a deactivation the socket closes (4401) instead of streaming on.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from django.contrib.auth import get_user
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
 from django.utils.translation.trans_real import parse_accept_lang_header
@@ -28,6 +33,7 @@ from review.selectors import memory_overview
 
 logger = logging.getLogger(__name__)
 COUNTS_DEBOUNCE_SECONDS = 0.15  # a burst of writes refreshes the counts once
+SIGNED_OUT = 4401  # the close code for a connection without (or no longer with) a signed-in user
 
 
 class PanelConsumer(AsyncWebsocketConsumer):
@@ -38,7 +44,7 @@ class PanelConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
-            await self.close(code=4401)
+            await self.close(code=SIGNED_OUT)
             return
         self.user = user
         self.joined = set()
@@ -55,16 +61,26 @@ class PanelConsumer(AsyncWebsocketConsumer):
 
     async def atrium_event(self, event: dict[str, Any]) -> None:
         kind, payload = event.get("kind"), event.get("payload") or {}
+        if kind not in ("membership", "oplog"):
+            return
+        if not await database_sync_to_async(self._signed_in)():
+            await self._sign_out()
+            return
         if kind == "membership":
             await self._sync_groups()
-            return
-        if kind != "oplog":
             return
         html = await database_sync_to_async(self._render_row)(payload)
         if html:
             await self.send(text_data=html)
             if self.counts_pending is None or self.counts_pending.done():
                 self.counts_pending = asyncio.ensure_future(self._send_counts())
+
+    async def _sign_out(self) -> None:
+        if self.counts_pending is not None:
+            self.counts_pending.cancel()
+        await self.disconnect(SIGNED_OUT)
+        self.joined = set()
+        await self.close(code=SIGNED_OUT)
 
     async def _send_counts(self) -> None:
         await asyncio.sleep(COUNTS_DEBOUNCE_SECONDS)
@@ -84,6 +100,15 @@ class PanelConsumer(AsyncWebsocketConsumer):
         self.joined = wanted
 
     # --- sync helpers (run in the ORM thread) ---------------------------------------------------------------
+
+    def _signed_in(self) -> bool:
+        """Whether the session this socket opened with still signs in its user, checked as Django checks a request."""
+        key = getattr(self.scope.get("session"), "session_key", None)
+        if not key:
+            return False
+        session = import_module(settings.SESSION_ENGINE).SessionStore(session_key=key)
+        user = get_user(SimpleNamespace(session=session))  # type: ignore[arg-type]
+        return bool(user.is_authenticated and user.pk == self.user.pk)
 
     def _palace_ids(self) -> list[int]:
         return list(selectors.palaces_readable(user=self.user).values_list("pk", flat=True))

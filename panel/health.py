@@ -4,6 +4,8 @@ The report waits up to a second for Celery workers to answer a ping, and a sync 
 server's sync thread for everyone. So the ring shows the latest measurement (at most FRESH_SECONDS old, its time
 in the tooltip) and measures again in a background thread when that one is stale; before the first measurement
 the ring is grey ("measuring") and polls until it arrives.
+
+Reasons (error text, counts) are shown to staff only, like the REST route's details; everyone sees each part's state.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from django.db import connections
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
-from ops.health import health_report
+from ops.health import health_cached
 
 PARTS: dict[str, Promise] = {
     "database": _("database"),
@@ -71,7 +73,7 @@ def _state(part: dict[str, object]) -> tuple[str, str]:
 def measure() -> dict[str, Any]:
     """Run the health report now and keep it for the next renders."""
     try:
-        report = health_report()
+        report = health_cached()
     except Exception as exc:  # the ring must render even when the report itself fails
         report = {"status": "unknown", "error": f"{type(exc).__name__}: {exc}"[:200]}
     found = {"at": time.time(), "report": report}
@@ -91,7 +93,8 @@ def _start(target: Callable[[], None]) -> None:
     threading.Thread(target=target, name="atrium-health", daemon=True).start()
 
 
-def health_ring() -> Ring:
+def health_ring(*, detail: bool = False) -> Ring:
+    """The ring; `detail` (staff) adds each part's reason to its tooltip."""
     found = cache.get(CACHE_KEY)
     if not MEASURE_IN_BACKGROUND:
         found = measure()
@@ -99,18 +102,19 @@ def health_ring() -> Ring:
         _start(_in_background)  # the lock: one measurement at a time
     if found is None:
         return Ring(status="measuring", segments=[], ok=0)
-    return _ring(found["report"], measured_at=found["at"])
+    return _ring(found["report"], measured_at=found["at"], detail=detail)
 
 
-def _ring(report: dict[str, Any], *, measured_at: float) -> Ring:
+def _ring(report: dict[str, Any], *, measured_at: float, detail: bool) -> Ring:
     if "error" in report:
-        return Ring(status="unknown", segments=[], ok=0, reason=report["error"], measured_at=measured_at)
+        reason = report["error"] if detail else ""
+        return Ring(status="unknown", segments=[], ok=0, reason=reason, measured_at=measured_at)
     step = CIRCUMFERENCE / len(PARTS)
     segments = []
     for i, (key, label) in enumerate(PARTS.items()):
         part = report.get(key)
         state, reason = _state(part) if isinstance(part, dict) else ("unknown", str(_("not reported")))
-        segments.append(Segment(key, str(label), state, reason, dash=step - 2, offset=-i * step))
+        segments.append(Segment(key, str(label), state, reason if detail else "", dash=step - 2, offset=-i * step))
     return Ring(
         status=str(report.get("status", "unknown")),
         segments=segments,

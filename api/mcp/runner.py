@@ -8,9 +8,11 @@ A tool (api/mcp/tools/) is an `async def` declared with `@tool` that hands `run`
    already hides write tools from such tokens);
 3. runs the body on the request's ORM thread (config/asgi.py gives each MCP request its own, api/mcp/workers.py),
    (one request, one thread);
-4. turns domain errors into `ToolError`s — an `isError` result with a message that says what to do; anything else
+4. stops waiting after ATRIUM_MCP_TOOL_TIMEOUT seconds with a `ToolError` that says so (the body cannot be
+   interrupted on its thread: it runs to its end, and the thread returns to the pool only then — workers.py);
+5. turns domain errors into `ToolError`s — an `isError` result with a message that says what to do; anything else
    is logged here and reaches the client as the SDK's generic "Error executing tool <name>", never a traceback;
-5. returns the text rendering (what the model reads), `structuredContent` (validated against the tool's
+6. returns the text rendering (what the model reads), `structuredContent` (validated against the tool's
    outputSchema by the SDK), and in `_meta` the milliseconds the body took; the same time goes into the
    response's `Server-Timing` header (api/mcp/timing.py).
 
@@ -20,6 +22,7 @@ security's acting user) belong there.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -28,6 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.utils import timezone
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver.exceptions import ToolError
@@ -39,6 +43,7 @@ from accounts.models import ApiToken
 from api.mcp import text
 from api.mcp.registry import ToolSpec, current_tool
 from api.mcp.timing import current_timing
+from api.mcp.workers import abandon_thread
 from palace.errors import AtriumError, NotFound, PermissionDenied
 from palace.selectors import palace_get
 
@@ -139,12 +144,28 @@ def _invoke[Out: BaseModel](
     return out, rendered, service_ms
 
 
+async def _invoke_within_limit[Out: BaseModel](
+    spec: ToolSpec, token_id: int, body: Callable[[ToolCall], tuple[Out, str]]
+) -> tuple[Out, str, float]:
+    limit = float(settings.ATRIUM_MCP_TOOL_TIMEOUT)
+    deadline = asyncio.timeout(limit)
+    try:
+        async with deadline:
+            return await sync_to_async(_invoke)(spec, token_id, body)
+    except TimeoutError:
+        if not deadline.expired():
+            raise  # a timeout inside the body (a socket's), not the limit
+        abandon_thread()
+        log.warning("MCP tool %s passed its time limit of %g s", spec.name, limit)
+        raise ToolError(text.tool_timeout(spec.name, limit, write=spec.write)) from None
+
+
 async def run[Out: BaseModel](body: Callable[[ToolCall], tuple[Out, str]]) -> CallToolResult:
     """Run the current tool's body for the caller behind this request (see the module docstring)."""
     spec = current_tool()
     try:
         token_id = current_token_id()
-        out, rendered, service_ms = await sync_to_async(_invoke)(spec, token_id, body)
+        out, rendered, service_ms = await _invoke_within_limit(spec, token_id, body)
     except AtriumError as exc:
         raise ToolError(text.domain_error(exc)) from None
     except ValidationError as exc:

@@ -47,6 +47,16 @@ def invalid_input(exc: ValidationError) -> str:
     return f"invalid input: {problems}"
 
 
+def tool_timeout(tool: str, limit: float, *, write: bool) -> str:
+    after = (
+        "It may still complete on the server: check with a read (memory_search or memory_timeline) before you "
+        "retry, so it is not done twice."
+        if write
+        else "Retry with a narrower request (fewer results, a more specific query), or later."
+    )
+    return f"{tool} did not finish within the time limit of {limit:g} s (ATRIUM_MCP_TOOL_TIMEOUT). {after}"
+
+
 def palace_not_found(project: str | None) -> str:
     if project is None:
         return "your personal palace was not found; ask an admin to check your account"

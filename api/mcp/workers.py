@@ -15,7 +15,10 @@ could never outlive its request and every MCP request paid for a new PostgreSQL 
   token check, once on a new connection;
 - at most `ATRIUM_MCP_THREADS` threads, and so connections; a request beyond that waits for a free thread, first
   come first served (the wait is reported in the `Server-Timing` header as `wait`);
-- `close()` closes every thread's connection on its own thread and ends the threads.
+- `close()` closes every thread's connection on its own thread and ends the threads;
+- a request that stops waiting for work still running on its thread (a tool call over ATRIUM_MCP_TOOL_TIMEOUT,
+  api/mcp/runner.py) calls `abandon_thread()`: the thread returns to the pool only when that work has ended, so the
+  next request neither queues silently behind it nor gets a connection in use.
 
 One pool serves one event loop (the ASGI lifespan or the lazy start in config/asgi.py builds it).
 """
@@ -29,6 +32,8 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextvars import ContextVar
+from dataclasses import dataclass
 
 from asgiref.sync import ThreadSensitiveContext
 from django.db import close_old_connections, connections
@@ -58,6 +63,28 @@ def _close_connections() -> None:
     for conn in connections.all(initialized_only=True):
         with contextlib.suppress(Exception):
             conn.close()
+
+
+@dataclass
+class _Hold:
+    abandoned: bool = False
+
+
+# The ORM thread hold of the MCP request being served (tool handlers run in copies of its context: same object).
+_current_hold: ContextVar[_Hold | None] = ContextVar("atrium_mcp_orm_hold", default=None)
+
+
+def abandon_thread() -> None:
+    """This request no longer waits for the work it left running on its ORM thread (see the module docstring)."""
+    hold = _current_hold.get()
+    if hold is not None:
+        hold.abandoned = True
+
+
+def _end(executor: ThreadPoolExecutor) -> None:
+    """Close the thread's connections on the thread itself, then let it end."""
+    executor.submit(_close_connections)
+    executor.shutdown(wait=False)
 
 
 def _log_failure(future: Future[None]) -> None:
@@ -129,17 +156,33 @@ class OrmWorkers:
         wait_ms = (time.perf_counter() - started) * 1000
         # Queued ahead of the request's own work on the same single thread: no extra await.
         executor.submit(_check_connections).add_done_callback(_log_failure)
+        hold = _Hold()
+        reset = _current_hold.set(hold)
         try:
             async with ThreadSensitiveContext(executor=executor):
                 yield wait_ms
         finally:
+            _current_hold.reset(reset)
             # Queued behind the request's work, ahead of the next request's.
-            executor.submit(_check_connections).add_done_callback(_log_failure)
-            if self._closed:
-                executor.submit(_close_connections)
-                executor.shutdown(wait=False)
+            checked = executor.submit(_check_connections)
+            checked.add_done_callback(_log_failure)
+            if hold.abandoned:  # its work still runs: back to the pool once the check behind it has run
+                loop = asyncio.get_running_loop()
+                checked.add_done_callback(lambda _: self._return_from_thread(loop, executor))
             else:
-                self._release(executor)
+                self._return(executor)
+
+    def _return(self, executor: ThreadPoolExecutor) -> None:
+        if self._closed:
+            _end(executor)
+        else:
+            self._release(executor)
+
+    def _return_from_thread(self, loop: asyncio.AbstractEventLoop, executor: ThreadPoolExecutor) -> None:
+        try:
+            loop.call_soon_threadsafe(self._return, executor)
+        except RuntimeError:  # the pool's event loop has ended (and the pool with it): end the thread
+            _end(executor)
 
     def close(self) -> None:
         """Close every thread's connections (each on its own thread) and end the threads. Blocks until done."""

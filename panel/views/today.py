@@ -62,7 +62,12 @@ def today(request: HttpRequest) -> HttpResponse:
 @vary_on_headers("HX-Request")
 def health(request: HttpRequest) -> HttpResponse:
     return page(
-        request, "panel/today.html", {"ring": health_ring()}, scope=scope_for(request), nav="today", partial="health"
+        request,
+        "panel/today.html",
+        {"ring": health_ring(detail=request.user.is_staff)},
+        scope=scope_for(request),
+        nav="today",
+        partial="health",
     )
 
 

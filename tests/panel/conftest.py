@@ -68,7 +68,10 @@ def personal(alice: Any) -> Palace:
 
 @pytest.fixture(autouse=True)
 def health_measured_in_the_request(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Measure health in the request, so a page test sees a real report (a server measures in the background)."""
+    """Measure health in the request, so a page test sees a real report (a server measures in the background), and
+    not one an earlier test left in the process's health cache."""
+    from ops.health import health_cache_clear
     from panel import health
 
     monkeypatch.setattr(health, "MEASURE_IN_BACKGROUND", False)
+    health_cache_clear()

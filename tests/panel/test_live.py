@@ -163,3 +163,65 @@ def test_a_new_membership_joins_the_palace_group_without_reconnecting(alice, bob
         await b.disconnect()
 
     async_to_sync(scenario)()
+
+
+def _signed_out_close(output):
+    return output == {"type": "websocket.close", "code": 4401}
+
+
+@pytest.mark.parametrize("ending", ["logout", "deactivate"])
+def test_the_socket_stops_streaming_when_the_session_ends(alice, bob, client_for, system, ending):
+    palace = Palace.objects.get(personal_owner=alice)
+    bob_palace = Palace.objects.get(personal_owner=bob)
+    alice_client, bob_client = client_for(alice), client_for(bob)
+
+    def end_session():
+        if ending == "logout":
+            alice_client.logout()
+        else:
+            alice.is_active = False
+            alice.save(update_fields=["is_active"])
+
+    async def scenario():
+        a, b = communicator(alice_client), communicator(bob_client)
+        assert (await a.connect())[0] and (await b.connect())[0]
+        row = await database_sync_to_async(save_op)(palace, system)
+        assert f'id="op-{row.pk}"' in await a.receive_from(timeout=LIVE_TIMEOUT)  # positive control: it streams
+        await a.receive_from(timeout=LIVE_TIMEOUT)  # the counts
+        await database_sync_to_async(end_session)()
+        await database_sync_to_async(save_op)(palace, system)
+        assert _signed_out_close(await a.receive_output(timeout=LIVE_TIMEOUT))  # closed, nothing rendered
+        assert await a.receive_nothing(timeout=0.5)
+        other = await database_sync_to_async(save_op)(bob_palace, system)
+        assert f'id="op-{other.pk}"' in await b.receive_from(timeout=LIVE_TIMEOUT)  # bob's session is untouched
+        await b.disconnect()
+
+    async_to_sync(scenario)()
+
+
+def test_the_socket_opens_only_from_the_panels_exact_origin(alice, client_for, settings):
+    from config.asgi import websocket_app
+
+    settings.ATRIUM_PUBLIC_URL = "https://atrium.example.com"
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "atrium.example.com"]
+    sid = client_for(alice).cookies["sessionid"].value
+
+    async def opens(origin, host=b"testserver"):
+        headers = [(b"cookie", f"sessionid={sid}".encode()), (b"origin", origin), (b"host", host)]
+        socket = WebsocketCommunicator(websocket_app, "/ws/panel/", headers=headers)
+        connected, _ = await socket.connect()
+        await socket.disconnect()
+        return connected
+
+    async def scenario():
+        # Positive controls: the page's own origin, and the public URL's (behind a TLS proxy).
+        assert await opens(b"http://testserver")
+        assert await opens(b"https://atrium.example.com", b"atrium.example.com")
+        # Another program on the same host (any other port), another scheme, another allowed host's name.
+        assert not await opens(b"http://testserver:3000")
+        assert not await opens(b"https://testserver")
+        assert not await opens(b"http://atrium.example.com:8443", b"atrium.example.com")
+        assert not await opens(b"http://localhost", b"testserver")
+        assert not await opens(b"http://evil.example")
+
+    async_to_sync(scenario)()

@@ -105,6 +105,15 @@ def test_health_ring_reports_real_checks(alice, client_for):
     assert "<svg" in html and "checks pass" in html and "database" in html
 
 
+def test_health_ring_reasons_are_for_staff_only(alice, client_for, make_user, settings):
+    settings.REDIS_URL = "unix:///nonexistent/atrium-test/redis.sock"
+    staff = client_for(make_user("operator", admin=True))
+    shown = staff.get("/today/health/", HTTP_HX_REQUEST="true").content.decode()
+    assert "Redis: failing — " in shown and "nonexistent" in shown  # positive control: staff read the reason
+    member = client_for(alice).get("/today/health/", HTTP_HX_REQUEST="true").content.decode()
+    assert "Redis: failing</title>" in member and "nonexistent" not in member and "PostgreSQL" not in member
+
+
 def test_health_ring_never_waits_for_the_report_in_a_server(alice, client_for, monkeypatch):
     """A server shows the last measurement at once and measures again in the background when it is stale;
     before the first one it shows a grey ring that polls."""
