@@ -26,7 +26,7 @@ from memory import embeddings
 from memory.decay import DECAY_JOB, DecayResult, decay_run
 from memory.embeddings import EmbedderUnavailable, embed_passages, embedder_model_name
 from memory.llm import LLMConfig, LLMError, distill_with_llm
-from memory.models import Edge, Memory
+from memory.models import DistillProposal, Edge, Memory
 from memory.searchtext import build_embedding_text, build_search_text
 from palace.actors import Actor
 from palace.models import Palace
@@ -290,7 +290,7 @@ def _write_rule(*, cluster: DistillCluster, members: list[Memory], config: LLMCo
     cluster.producer = "rules"
 
 
-def _apply_cluster(*, cluster: DistillCluster, actor: Actor, now: datetime, config: LLMConfig | None) -> None:
+def distill_apply_cluster(*, cluster: DistillCluster, actor: Actor, now: datetime, config: LLMConfig | None) -> None:
     """Write the rule and supersede the members, in one transaction, or skip when a member changed meanwhile."""
     with transaction.atomic():
         members = list(
@@ -410,7 +410,16 @@ def distill_run(
     config = llm_config_from_settings() if llm == "settings" else llm
     assert config is None or isinstance(config, LLMConfig)
     result = DistillResult(mode=mode, llm_configured=config is not None)
+    # A member set a person rejected, or whose distillation was undone (memory.versions), is not merged again.
+    refused = {
+        (palace_id, tuple(members))
+        for palace_id, members in DistillProposal.objects.filter(status=DistillProposal.Status.REJECTED).values_list(
+            "palace_id", "member_ids"
+        )
+    }
     for cluster in distill_clusters(palace=palace):
+        if (cluster.palace_id, tuple(sorted(cluster.member_ids))) in refused:
+            continue
         members = list(Memory.objects.filter(pk__in=cluster.member_ids).order_by("created_at", "pk"))
         cluster.confidence = max(m.confidence for m in members)
         if mode == "suggest":
@@ -418,7 +427,7 @@ def distill_run(
             if config is not None and not preview_with_llm:
                 cluster.fallback = "suggest preview (the LLM writes the rule when applied)"
         else:
-            _apply_cluster(cluster=cluster, actor=actor, now=now, config=config)
+            distill_apply_cluster(cluster=cluster, actor=actor, now=now, config=config)
         result.clusters.append(cluster)
     return result
 
