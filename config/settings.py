@@ -297,6 +297,7 @@ ATRIUM_CONTRADICTION_SIMILARITY = env_float("ATRIUM_CONTRADICTION_SIMILARITY", 0
 # Retrieval boosts (0 disables) and their window.
 ATRIUM_RECENCY_WEIGHT = env_float("ATRIUM_RECENCY_WEIGHT", 0.2, low=0.0)
 ATRIUM_PROOF_WEIGHT = env_float("ATRIUM_PROOF_WEIGHT", 0.1, low=0.0)
+ATRIUM_CONFIDENCE_WEIGHT = env_float("ATRIUM_CONFIDENCE_WEIGHT", 0.2, low=0.0)
 ATRIUM_DECAY_WINDOW_DAYS = env_int("ATRIUM_DECAY_WINDOW_DAYS", 30, minimum=0)
 # A memory that shares no word with the query is a hit only when its cosine stands this far above the median of the
 # search's semantic candidates, or (too few candidates to tell) reaches the absolute floor. Unset: calibrated per
@@ -315,6 +316,8 @@ ATRIUM_REVIEW_ENROL = env_bool("ATRIUM_REVIEW_ENROL", True)
 ATRIUM_REVIEW_FIRST_DUE_DAYS = env_int("ATRIUM_REVIEW_FIRST_DUE_DAYS", 1, minimum=0)
 ATRIUM_DECAY_AFTER_DAYS = env_int("ATRIUM_DECAY_AFTER_DAYS", 30, minimum=1)
 ATRIUM_DECAY_IMPORTANCE_BELOW = env_float("ATRIUM_DECAY_IMPORTANCE_BELOW", 0.3, low=0.0, high=1.0)
+# ...or below this confidence (0.7 at the start; a failure report takes 0.1, a cited answer gives 0.05).
+ATRIUM_DECAY_CONFIDENCE_BELOW = env_float("ATRIUM_DECAY_CONFIDENCE_BELOW", 0.5, low=0.0, high=1.0)
 ATRIUM_DISTILL_SIMILARITY = env_float("ATRIUM_DISTILL_SIMILARITY", 0.92, low=0.0, high=1.0)
 ATRIUM_DISTILL_MIN_CLUSTER = env_int("ATRIUM_DISTILL_MIN_CLUSTER", 3, minimum=2)
 # What the scheduled distillation does: "suggest" (propose, change nothing) or "apply".

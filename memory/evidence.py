@@ -26,6 +26,7 @@ from django.db import transaction
 
 from memory.models import SearchBatch
 from memory.search import BATCH_KEEP
+from memory.services import memory_reinforce_cited
 from palace.errors import InvalidInput, NotFound
 from palace.models import Palace
 from palace.oplog import oplog_write
@@ -160,7 +161,9 @@ def evidence_assess(
     palace_ids = [int(p) for p in current.palace_ids or []]
     palace = Palace.objects.filter(pk=palace_ids[0]).first() if len(palace_ids) == 1 else None
     with transaction.atomic():
-        SearchBatch.objects.filter(pk=current.pk).update(assessed=True)
+        first = SearchBatch.objects.filter(pk=current.pk, assessed=False).update(assessed=True)
+        if sufficient and first:  # confidence is earned once per search, by the memories that answered
+            memory_reinforce_cited(memory_ids=memory_ids, actor=actor, batch=current.handle)
         oplog_write(
             op="evidence.assess",
             actor=actor,

@@ -13,20 +13,20 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q, QuerySet
-from django.db.models.functions import Coalesce
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from memory import embeddings
+from memory.decay import DECAY_JOB, DecayResult, decay_run
 from memory.embeddings import EmbedderUnavailable, embed_passages, embedder_model_name
 from memory.llm import LLMConfig, LLMError, distill_with_llm
-from memory.models import Edge, Memory
+from memory.models import DistillProposal, Edge, Memory
 from memory.searchtext import build_embedding_text, build_search_text
 from palace.actors import Actor
 from palace.models import Palace
@@ -35,7 +35,8 @@ from palace.slots import slot_assign
 
 log = logging.getLogger(__name__)
 
-DECAY_JOB = "decay"
+__all__ = ["DECAY_JOB", "DecayResult", "decay_run"]  # decay lives in memory/decay.py; kept importable from here
+
 BACKFILL_JOB = "embeddings-backfill"
 DISTILL_JOB = "distill"
 SLOTS_JOB = "slots-backfill"
@@ -43,90 +44,6 @@ SLOTS_JOB = "slots-backfill"
 
 def _palaces(ids: set[int]) -> dict[int, Palace]:
     return {p.pk: p for p in Palace.objects.filter(pk__in=ids)}
-
-
-# --- decay ---------------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class DecayResult:
-    dry_run: bool
-    cutoff: datetime
-    importance_below: float
-    candidates: list[int] = field(default_factory=list)
-    archived: list[int] = field(default_factory=list)
-
-
-def _decay_condition(*, cutoff: datetime) -> Q:
-    """Active, not under review, importance below the threshold, and untouched (last access, or creation when
-    never accessed) since before the cutoff. Evaluated again in the claiming UPDATE."""
-    return Q(
-        status=Memory.Status.ACTIVE,
-        review_enrolled=False,
-        importance__lt=settings.ATRIUM_DECAY_IMPORTANCE_BELOW,
-        last_touch__lt=cutoff,
-    )
-
-
-def _decayable(*, cutoff: datetime) -> QuerySet[Memory]:
-    return Memory.objects.annotate(last_touch=Coalesce("last_accessed_at", "created_at")).filter(
-        _decay_condition(cutoff=cutoff)
-    )
-
-
-def decay_run(
-    *, now: datetime | None = None, dry_run: bool = False, palace: Palace | None = None, actor: Actor | None = None
-) -> DecayResult:
-    """Archive long-unused, low-importance memories (restorable with memory_restore), one op row each.
-
-    Memories under review are never decayed: their fate is decided by recall.
-    """
-    now = now or timezone.now()
-    actor = actor or Actor.for_system(DECAY_JOB)
-    days = settings.ATRIUM_DECAY_AFTER_DAYS
-    cutoff = now - timedelta(days=days)
-    result = DecayResult(dry_run=dry_run, cutoff=cutoff, importance_below=settings.ATRIUM_DECAY_IMPORTANCE_BELOW)
-    qs = _decayable(cutoff=cutoff)
-    if palace is not None:
-        qs = qs.filter(palace=palace)
-    rows = list(qs.order_by("pk").values_list("pk", "palace_id", "importance", "created_at", "last_accessed_at"))
-    result.candidates = [r[0] for r in rows]
-    if dry_run:
-        return result
-    palaces = _palaces({r[1] for r in rows})
-    for pk, palace_id, importance, created_at, accessed in rows:
-        last_touch = accessed or created_at
-        idle = (now - last_touch).days
-        what = "last accessed" if accessed is not None else "never accessed; created"
-        epitaph = (
-            f"decayed: {what} {last_touch:%Y-%m-%d} ({idle} days ago, after {days}) "
-            f"and importance {importance:.2f} below {settings.ATRIUM_DECAY_IMPORTANCE_BELOW:.2f}"
-        )
-        with transaction.atomic():
-            claimed = (
-                _decayable(cutoff=cutoff)
-                .filter(pk=pk)
-                .update(status=Memory.Status.ARCHIVED, epitaph=epitaph, version=F("version") + 1, updated_at=now)
-            )
-            if not claimed:
-                continue  # accessed, enrolled or changed since it was selected
-            oplog_write(
-                op="memory.decay",
-                actor=actor,
-                palace=palaces[palace_id],
-                target_kind="memory",
-                target_id=pk,
-                reason=epitaph,
-                detail={
-                    "from_status": "active",
-                    "idle_days": idle,
-                    "after_days": days,
-                    "importance": importance,
-                    "importance_below": settings.ATRIUM_DECAY_IMPORTANCE_BELOW,
-                },
-            )
-        result.archived.append(pk)
-    return result
 
 
 # --- embedding backfill --------------------------------------------------------------------------------------------
@@ -373,7 +290,7 @@ def _write_rule(*, cluster: DistillCluster, members: list[Memory], config: LLMCo
     cluster.producer = "rules"
 
 
-def _apply_cluster(*, cluster: DistillCluster, actor: Actor, now: datetime, config: LLMConfig | None) -> None:
+def distill_apply_cluster(*, cluster: DistillCluster, actor: Actor, now: datetime, config: LLMConfig | None) -> None:
     """Write the rule and supersede the members, in one transaction, or skip when a member changed meanwhile."""
     with transaction.atomic():
         members = list(
@@ -493,7 +410,16 @@ def distill_run(
     config = llm_config_from_settings() if llm == "settings" else llm
     assert config is None or isinstance(config, LLMConfig)
     result = DistillResult(mode=mode, llm_configured=config is not None)
+    # A member set a person rejected, or whose distillation was undone (memory.versions), is not merged again.
+    refused = {
+        (palace_id, tuple(members))
+        for palace_id, members in DistillProposal.objects.filter(status=DistillProposal.Status.REJECTED).values_list(
+            "palace_id", "member_ids"
+        )
+    }
     for cluster in distill_clusters(palace=palace):
+        if (cluster.palace_id, tuple(sorted(cluster.member_ids))) in refused:
+            continue
         members = list(Memory.objects.filter(pk__in=cluster.member_ids).order_by("created_at", "pk"))
         cluster.confidence = max(m.confidence for m in members)
         if mode == "suggest":
@@ -501,7 +427,7 @@ def distill_run(
             if config is not None and not preview_with_llm:
                 cluster.fallback = "suggest preview (the LLM writes the rule when applied)"
         else:
-            _apply_cluster(cluster=cluster, actor=actor, now=now, config=config)
+            distill_apply_cluster(cluster=cluster, actor=actor, now=now, config=config)
         result.clusters.append(cluster)
     return result
 

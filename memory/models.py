@@ -201,3 +201,37 @@ class SearchBatch(models.Model):
 
     def __str__(self) -> str:
         return self.handle
+
+
+class DistillProposal(models.Model):
+    """A cluster the scheduled distillation (suggest mode) proposes to merge into one rule, kept for a person to
+    apply (the same code as `memory_distill apply`) or reject. An undone distillation is kept as a rejected
+    proposal of its members, so the next run does not propose (or apply) it again."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        APPLIED = "applied"
+        REJECTED = "rejected"
+
+    palace = models.ForeignKey(Palace, on_delete=models.PROTECT, related_name="distill_proposals")
+    kind = models.CharField(max_length=16, choices=MemoryKind.choices)
+    member_ids = models.JSONField(default=list)  # sorted memory ids, oldest first as clustered
+    content = models.TextField()  # the proposed rule (a preview: applying writes it again, by the LLM if configured)
+    placard = models.CharField(max_length=200, blank=True)
+    producer = models.CharField(max_length=16)  # "llm" or "rules": what wrote the proposed text
+    fallback = models.CharField(max_length=300, blank=True)  # why the LLM did not write it ("" when it did)
+    min_similarity = models.FloatField(default=0.0)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    rule = models.ForeignKey(Memory, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    reason = models.CharField(max_length=500, blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["palace", "status", "-created_at"], name="distill_proposal_status")]
+
+    def __str__(self) -> str:
+        return f"proposal #{self.pk} ({self.status}): merge {self.member_ids}"

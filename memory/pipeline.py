@@ -1,15 +1,15 @@
 """The save pipeline behind every door (DESIGN.md, "The write pipeline"): one memory or a batch of up to 10.
 
 A save request is a typed `SaveItem`, its field types checked once where it is made (a batch item that arrives as a
-mapping becomes one in `SaveItem.from_mapping`). After that: clean and redact (`prepare_item`), embed, dispose
-against near neighbours, then slot, link and log in one transaction. Corrections (memory.services) reuse the same
-cleaning, embedding and insert."""
+mapping becomes one in `SaveItem.from_mapping`). After that: clean and redact (`prepare_item`; both in
+memory/save_input.py), embed, dispose against near neighbours (and the forgotten: memory/tombstones.py), then slot,
+link and log in one transaction. Corrections (memory.services) reuse the same cleaning, embedding and insert."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -17,83 +17,37 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memory import dispositions
+from memory import dispositions, tombstones
 from memory.embeddings import EmbedderUnavailable, embed_passages, embedder_model_name
+from memory.importance import importance_for
 from memory.models import HALF_DISTANCE, Edge, Memory, vector_literal
-from memory.redaction import redact, strip_protocol_tags
+from memory.save_input import (
+    ITEM_FIELDS,
+    MAX_PLACARD_CHARS,
+    SOURCES,
+    Prepared,
+    SaveItem,
+    check_source,
+    clean_line,
+    prepare_item,
+)
 from memory.searchtext import build_embedding_text, build_search_text
-from memory.textproc import is_low_entropy, truncate_to_chars
+from memory.textproc import truncate_to_chars
 from palace.actors import Actor
 from palace.errors import InvalidInput
-from palace.kinds import KINDS, KindName
+from palace.kinds import KindName
 from palace.models import Palace
 from palace.oplog import oplog_write
 from palace.slots import slot_assign
 
 log = logging.getLogger(__name__)
 
-SOURCES = tuple(Memory.Source.values)
 # Sources that bring old material in bulk: not enrolled for spaced review by default.
 NO_REVIEW_SOURCES = frozenset({"backfill", "import", "eval"})
-MAX_PLACARD_CHARS = 200
 MAX_BATCH_ITEMS = 10
 NEIGHBOURS = 5  # nearest neighbours considered for MERGE / DEFER
 CONFIDENCE_MERGE_STEP = 0.05
-
-
-@dataclass(frozen=True, kw_only=True)
-class SaveItem:
-    """One memory to save, as a door received it. Making one checks the field types (and that the kind and the
-    importance are in range), so a harness that builds items from raw data gets the same clear InvalidInput as a
-    door that validated them already; lengths are checked after cleaning (`prepare_item`)."""
-
-    content: str
-    kind: KindName
-    placard: str = ""
-    occurred_at: datetime | None = None
-    speaker: str = ""
-    source_session: str = ""
-    source_turn: str = ""
-    source_seq: int | None = None
-    importance: float | None = None
-    enrol_review: bool | None = None
-
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise InvalidInput(f"kind must be one of {', '.join(KINDS)}", field="kind")
-        if not isinstance(self.content, str):
-            raise InvalidInput("content must be a string", field="content")
-        for name in ("placard", "speaker", "source_session", "source_turn"):
-            value = getattr(self, name)
-            if value is None:
-                object.__setattr__(self, name, "")
-            elif not isinstance(value, str):
-                raise InvalidInput(f"{name} must be a string")
-        if self.source_seq is not None and (not isinstance(self.source_seq, int) or isinstance(self.source_seq, bool)):
-            raise InvalidInput("source_seq must be an integer", field="source_seq")
-        importance = self.importance
-        if importance is not None and (
-            not isinstance(importance, int | float) or isinstance(importance, bool) or not 0 <= importance <= 1
-        ):
-            raise InvalidInput("importance is a number from 0 to 1", field="importance")
-        if self.occurred_at is not None and not isinstance(self.occurred_at, datetime):
-            raise InvalidInput("occurred_at must be a datetime", field="occurred_at")
-        if self.enrol_review is not None:
-            object.__setattr__(self, "enrol_review", bool(self.enrol_review))
-
-    @classmethod
-    def from_mapping(cls, raw: object) -> SaveItem:
-        """A batch item that arrived as a mapping (a harness, a JSON body): known fields only, types checked."""
-        if not isinstance(raw, Mapping):
-            raise InvalidInput("an item must be an object")
-        unknown = set(raw) - ITEM_FIELDS
-        if unknown:
-            raise InvalidInput(f"unknown item fields: {', '.join(sorted(map(str, unknown)))}")
-        given: dict[str, Any] = dict(raw)
-        return cls(content=given.pop("content", None), kind=given.pop("kind", None), **given)
-
-
-ITEM_FIELDS = frozenset(f.name for f in fields(SaveItem))
+__all__ = ["ITEM_FIELDS", "MAX_PLACARD_CHARS", "SOURCES", "SaveItem", "check_source", "clean_line", "prepare_item"]
 
 
 @dataclass
@@ -105,6 +59,8 @@ class SaveResult:
     redactions: list[str] = field(default_factory=list)
     degraded: list[str] = field(default_factory=list)
     hint: str = ""
+    forgotten: int | None = None  # a forgotten memory the content restates (memory/tombstones.py)
+    restored: bool = False  # ...which this save restored (restore: true) instead of saving a copy
 
 
 @dataclass
@@ -121,72 +77,7 @@ class BatchResult:
     failed: int
 
 
-@dataclass
-class Prepared:
-    """A save request after tag stripping, redaction and the length checks, before embedding."""
-
-    content: str
-    placard: str
-    kind: str
-    speaker: str
-    source_session: str
-    source_turn: str
-    source_seq: int | None
-    occurred_at: datetime
-    importance: float | None
-    enrol_review: bool | None
-    redactions: list[str]
-    low_entropy: bool
-
-
-# --- cleaning ----------------------------------------------------------------------------------------------------
-
-
-def clean_line(text: str, name: str, limit: int) -> str:
-    """One line of text: forged tags stripped, whitespace collapsed, at most `limit` characters."""
-    line = " ".join(strip_protocol_tags(text).split())
-    if len(line) > limit:
-        raise InvalidInput(f"{name} is at most {limit} characters")
-    return line
-
-
-def prepare_item(item: SaveItem, *, now: datetime) -> Prepared:
-    """Clean one save request: strip forged tags (and NUL/control bytes), redact, then check the lengths."""
-    limit = settings.ATRIUM_MAX_CONTENT_CHARS
-    # Bound the work the regexes do on absurd input before cleaning; the real limit applies after.
-    if len(item.content) > 4 * limit:
-        raise InvalidInput(f"content is at most {limit} characters", field="content")
-    scrubbed = redact(strip_protocol_tags(item.content.replace("\x00", "")).strip())
-    text = scrubbed.text.strip()
-    if not text:
-        raise InvalidInput("content is empty", field="content")
-    if len(text) > limit:
-        raise InvalidInput(f"content is at most {limit} characters (got {len(text)})", field="content")
-    placard_scrubbed = redact(clean_line(item.placard, "placard", MAX_PLACARD_CHARS))
-    when = item.occurred_at or now
-    if timezone.is_naive(when):
-        when = timezone.make_aware(when, timezone.get_default_timezone())
-    return Prepared(
-        content=text,
-        placard=placard_scrubbed.text[:MAX_PLACARD_CHARS],  # a redaction marker may be longer than the secret
-        kind=item.kind,
-        speaker=clean_line(item.speaker, "speaker", 120),
-        source_session=clean_line(item.source_session, "source_session", 200),
-        source_turn=clean_line(item.source_turn, "source_turn", 100),
-        source_seq=item.source_seq,
-        occurred_at=when,
-        importance=None if item.importance is None else float(item.importance),
-        enrol_review=item.enrol_review,
-        redactions=sorted(set(scrubbed.types) | set(placard_scrubbed.types)),
-        low_entropy=is_low_entropy(text),
-    )
-
-
-def check_source(source: object) -> str:
-    if source not in SOURCES:
-        raise InvalidInput(f"source must be one of {', '.join(SOURCES)}", field="source")
-    assert isinstance(source, str)
-    return source
+# --- cleaning (memory/save_input.py), provenance, embedding --------------------------------------------------------
 
 
 def _provenance(*, p: Prepared, source: str, actor: Actor, now: datetime) -> dict[str, Any]:
@@ -320,11 +211,15 @@ def create_memory(
     now: datetime,
     supersedes: Memory | None = None,
 ) -> Memory:
-    """Insert the memory, slotted (a correction inherits its predecessor's slot)."""
+    """Insert the memory, slotted (a correction inherits its predecessor's slot). A new memory's importance is the
+    caller's or the rule's (memory/importance.py); one that starts below the decay threshold is not enrolled for
+    review unless asked, so it may fade (memory/decay.py)."""
+    importance = importance_for(kind=p.kind, content=p.content, explicit=p.importance).value
     if p.enrol_review is not None:
         enrolled = p.enrol_review
     else:
         enrolled = bool(settings.ATRIUM_REVIEW_ENROL) and source not in NO_REVIEW_SOURCES
+        enrolled = enrolled and (supersedes is not None or importance >= settings.ATRIUM_DECAY_IMPORTANCE_BELOW)
     slot = slot_assign(
         palace=palace, kind=p.kind, actor=actor, inherit=supersedes.slot if supersedes is not None else None
     )
@@ -351,8 +246,7 @@ def create_memory(
         review_enrolled=enrolled,
         supersedes=supersedes,
     )
-    if p.importance is not None:
-        memory.importance = p.importance
+    memory.importance = importance
     if supersedes is not None:
         memory.confidence = supersedes.confidence
         memory.importance = supersedes.importance if p.importance is None else p.importance
@@ -408,6 +302,22 @@ def _save_prepared(
                 degraded=degraded,
                 hint=f"restates {_describe(decision.merge_into)}; reinforced it instead of saving a copy",
             )
+        tomb = (
+            None
+            if vector is None
+            else tombstones.tombstone_check(palace=palace, p=p, vector=vector, actor=actor, now=now)
+        )
+        if tomb is not None:
+            return SaveResult(
+                disposition=dispositions.MERGE if tomb.restored else dispositions.DEFER,
+                memory=tomb.memory if tomb.restored else None,
+                merged_into=tomb.memory.pk if tomb.restored else None,
+                redactions=p.redactions,
+                degraded=degraded,
+                hint=tomb.hint,
+                forgotten=tomb.memory.pk,
+                restored=tomb.restored,
+            )
         memory = create_memory(
             palace=palace, p=p, source=source, actor=actor, vector=vector, search_text=search_text, now=now
         )
@@ -445,6 +355,7 @@ def _save_prepared(
                 "redactions": p.redactions,
                 "contradicts": contradicts,
                 "degraded": degraded,
+                "importance": memory.importance,
             },
         )
     return SaveResult(
@@ -486,6 +397,7 @@ def memory_save(
     source_seq: int | None = None,
     importance: float | None = None,
     enrol_review: bool | None = None,
+    restore: bool = False,
     now: datetime | None = None,
 ) -> SaveResult:
     """Save one memory through the write pipeline (DESIGN.md, "The write pipeline").
@@ -494,7 +406,8 @@ def memory_save(
     2. redact secrets and personal data (the result and the op row carry the types, never the values);
     3. DROP low-entropy content (no row, no op row);
     4. embed the passage text (on failure: no vector, degraded ["embedder"], ACCEPT);
-    5. dispose against the nearest active memories of the same palace: MERGE / DEFER / ACCEPT;
+    5. dispose against the nearest active memories of the same palace: MERGE / DEFER / ACCEPT; content restating a
+       forgotten memory is DEFERred with its epitaph, or restores it when `restore` (memory/tombstones.py);
     6. slot, enrol for review, link the previous turn of the same session, write the op row — one transaction.
 
     The caller has already resolved `palace` for writing through palace.selectors.palace_get(write=True).
@@ -512,6 +425,7 @@ def memory_save(
         source_seq=source_seq,
         importance=importance,
         enrol_review=enrol_review,
+        restore=restore,
     )
     p = prepare_item(item, now=now)
     if p.low_entropy:

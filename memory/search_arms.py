@@ -46,11 +46,12 @@ class Row:
     author: int | None  # created_by: memories saved together by one author form an episode
     cosine: float | None  # None: no vector (embedder down, or the memory has none)
     lexical: float  # ts_rank for the query's words (0: none of them)
+    confidence: float = 0.7  # reinforced by cited answers and successes, lowered by failures (memory.services)
 
 
 _COLUMNS = (
     "m.id, m.hit_count, coalesce(m.last_accessed_at, m.created_at), m.speaker, m.created_at, m.source_session,"
-    " m.created_by_id"
+    " m.created_by_id, m.confidence"
 )
 
 
@@ -63,6 +64,7 @@ def _row(raw: tuple[Any, ...], *, cosine: float | None, lexical: float) -> Row:
         created_at=raw[4],
         episode=str(raw[5] or ""),
         author=None if raw[6] is None else int(raw[6]),
+        confidence=float(raw[7]),
         cosine=cosine,
         lexical=lexical,
     )

@@ -23,7 +23,11 @@ and agent-written facts alike:
    an agent saves in one working session). Each candidate gains EPISODE_SHARE of the best other candidate of its
    episode.
 5. Speaker cue: a question naming exactly one known person adds SPEAKER_CUE to what that person said.
-6. Boosts (multiplicative): recency of last access and proof (hit count), weights from the settings.
+6. Boosts (multiplicative): recency of last access, proof (hit count) and confidence, weights from the settings.
+   Confidence enters as (1 + w_c * (confidence − 0.7)), relative to the confidence every memory starts with: a
+   memory nothing has reinforced or discredited scores exactly as before (w_c 0.2: from ×0.86 at confidence 0 to
+   ×1.06 at 1), one whose use failed (−0.1 a report) sinks a little below an equally relevant one that answered
+   (+0.05 a cited assess).
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ NEIGHBOUR_SHARE = 0.25  # weight of the best edge neighbour's cosine in a candid
 FLOOR_MARGINS = {"multilingual-e5-small": 0.06}
 FLOORS = {"multilingual-e5-small": 0.80}
 MIN_BACKGROUND = 8
+CONFIDENCE_START = 0.7  # Memory.confidence's default: the neutral point of the confidence factor (step 6)
 
 
 @dataclass
@@ -201,7 +206,8 @@ def _episode_context(found: dict[int, Candidate], base: dict[int, float]) -> Non
 
 
 def _boost(candidate: Candidate, *, now: datetime) -> float:
-    """(1 + w_r * recency) * (1 + w_p * proof): recency decays with days since last access, proof grows with hits."""
+    """(1 + w_r * recency) * (1 + w_p * proof) * (1 + w_c * (confidence - 0.7)): recency decays with days since last
+    access, proof grows with hits, confidence is the memory's own (0-1) against the starting 0.7."""
     factor = 1.0
     recency_weight = float(settings.ATRIUM_RECENCY_WEIGHT)
     window = int(settings.ATRIUM_DECAY_WINDOW_DAYS)
@@ -211,6 +217,9 @@ def _boost(candidate: Candidate, *, now: datetime) -> float:
     proof_weight = float(settings.ATRIUM_PROOF_WEIGHT)
     if proof_weight > 0 and candidate.row.hit_count > 0:
         factor *= 1 + proof_weight * min(1.0, math.log1p(candidate.row.hit_count) / math.log1p(50))
+    confidence_weight = float(settings.ATRIUM_CONFIDENCE_WEIGHT)
+    if confidence_weight > 0:
+        factor *= 1 + confidence_weight * (min(1.0, max(0.0, candidate.row.confidence)) - CONFIDENCE_START)
     return factor
 
 

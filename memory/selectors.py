@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from django.db.models import Count, F, Max, Min, Q, QuerySet
 from django.utils import timezone
 
-from memory.models import Edge, Memory
+from memory.models import DistillProposal, Edge, Memory
 from palace.errors import InvalidInput, NotFound
 from palace.models import OpLog, Palace, Room
 from palace.selectors import palace_get, palaces_readable
@@ -381,3 +381,39 @@ def room_memories(*, room: Room, limit: int = 30) -> list[Memory]:
     """What a room holds, slot by slot (forgotten memories left out), newest first within a slot."""
     qs = Memory.objects.filter(palace_id=room.palace_id, slot__room=room).exclude(status=Memory.Status.FORGOTTEN)
     return list(_rows(qs, slim=True).order_by("slot__number", "-id")[:limit])
+
+
+@dataclass(frozen=True)
+class PendingProposal:
+    proposal: DistillProposal
+    members: list[Memory]  # the cluster's memories, as clustered (oldest first); a deleted one is left out
+
+
+def distill_proposals_pending(palace_ids: Sequence[int], *, limit: int = 50) -> list[PendingProposal]:
+    """The pending distillation proposals of these palaces (resolved for the caller beforehand: pass only palaces
+    the caller may read), newest first, with their members (two queries whatever the count)."""
+    rows = list(
+        DistillProposal.objects.filter(palace_id__in=list(palace_ids), status=DistillProposal.Status.PENDING)
+        .select_related("palace")
+        .order_by("-created_at", "-pk")[:limit]
+    )
+    wanted = {int(i) for row in rows for i in row.member_ids}
+    found = Memory.objects.filter(pk__in=wanted).only("id", "palace_id", "kind", "placard", "content", "status")
+    members = {m.pk: m for m in found}
+    return [
+        PendingProposal(proposal=row, members=[members[int(i)] for i in row.member_ids if int(i) in members])
+        for row in rows
+    ]
+
+
+def distill_proposals(
+    *, user: User, palace_ids: Sequence[int] | None = None, status: str | None = None
+) -> list[DistillProposal]:
+    """The distillation proposals of the palaces the user may read (or of those among `palace_ids`), newest first."""
+    readable = [p.pk for p in palaces_readable(user=user)]
+    if palace_ids is not None:
+        readable = [pk for pk in readable if pk in set(palace_ids)]
+    rows = DistillProposal.objects.filter(palace_id__in=readable).select_related("palace")
+    if status is not None:
+        rows = rows.filter(status=status)
+    return list(rows.order_by("-created_at", "-pk")[:200])

@@ -211,3 +211,29 @@ def memory_report(*, memory_id: int, actor: Actor, outcome: str, note: str = "")
             detail={"outcome": outcome, "confidence_before": before, "confidence": row.confidence},
         )
     return row
+
+
+def memory_reinforce_cited(*, memory_ids: list[int], actor: Actor, batch: str) -> list[int]:
+    """Confidence +0.05 (capped at 1) for each active memory a sufficient `assess` cited: the seed's hit
+    reinforcement, earned by being the evidence of an answer rather than by merely turning up in a search. Called
+    inside the assess transaction, once per search batch. One op row per memory. Returns the ids reinforced."""
+    rows = list(
+        Memory.objects.select_for_update(of=("self",))
+        .select_related("palace")
+        .filter(pk__in=memory_ids, status=Memory.Status.ACTIVE)
+        .order_by("pk")
+    )
+    for row in rows:
+        before = row.confidence
+        row.confidence = round(min(1.0, before + CONFIDENCE_SUCCESS_STEP), 6)
+        row.save(update_fields=["confidence", "updated_at"])
+        oplog_write(
+            op="memory.reinforce",
+            actor=actor,
+            palace=row.palace,
+            target_kind="memory",
+            target_id=row.pk,
+            reason=f"cited as sufficient evidence (batch {batch})",
+            detail={"batch": batch, "confidence_before": before, "confidence": row.confidence},
+        )
+    return [row.pk for row in rows]

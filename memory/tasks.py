@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import transaction
 
 from memory import jobs
+from memory.versions import distill_proposals_store
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +46,16 @@ def distill_mode_setting() -> str:
 def distill_task(mode: str = "setting") -> dict[str, Any]:
     """`mode` "setting" (the scheduled default) reads ATRIUM_DISTILL_MODE (suggest unless set to apply)."""
     result = jobs.distill_run(mode=distill_mode_setting() if mode == "setting" else mode)
-    log.info("distill (%s): %d clusters, %d applied", result.mode, len(result.clusters), result.applied)
-    return {"mode": result.mode, "clusters": len(result.clusters), "applied": result.applied}
+    # Suggestions are kept as proposals for a person to apply or reject (memory.versions), not thrown away.
+    stored = distill_proposals_store(result=result) if result.mode == "suggest" else []
+    log.info(
+        "distill (%s): %d clusters, %d applied, %d proposed",
+        result.mode,
+        len(result.clusters),
+        result.applied,
+        len(stored),
+    )
+    return {"mode": result.mode, "clusters": len(result.clusters), "applied": result.applied, "proposed": len(stored)}
 
 
 def enqueue_embeddings_backfill() -> None:

@@ -57,6 +57,8 @@ def save_item(index: int, result: SaveResult) -> schemas.SaveItemOut:
         redactions=list(result.redactions),
         degraded=list(result.degraded),
         hint=result.hint,
+        forgotten=result.forgotten,
+        restored=result.restored,
     )
 
 

@@ -37,6 +37,28 @@ Content = Annotated[
     ),
 ]
 Placard = Annotated[str, Field(max_length=200)]
+Importance = Annotated[
+    float | None,
+    Field(
+        default=None,
+        ge=0,
+        le=1,
+        description=(
+            "0–1: how much it matters later. Omit to let the server decide (decisions and preferences start higher, "
+            "episodes lower, 'always/never/must' raises, 'maybe/for now' lowers); low-importance memories fade when "
+            "unused."
+        ),
+    ),
+]
+Restore = Annotated[
+    bool,
+    Field(
+        description=(
+            "If the content restates a forgotten memory, restore that memory instead of deferring (default: the save "
+            "is deferred with the forgotten memory's id and epitaph)."
+        )
+    ),
+]
 Reason = Annotated[str, Field(max_length=500)]
 
 
@@ -52,6 +74,8 @@ class SaveItem(In):
     content: Content
     kind: Kind
     placard: Placard = ""
+    importance: Importance = None
+    restore: Restore = False
 
 
 class MemoryRow(Out):
@@ -80,6 +104,8 @@ class SaveItemOut(Out):
     degraded: list[str] = Field(default_factory=list)
     hint: str = ""
     error: str = ""
+    forgotten: int | None = Field(default=None, description="a forgotten memory this content restates")
+    restored: bool = Field(default=False, description="true when this save restored that forgotten memory")
 
 
 class SaveOut(Out):
@@ -319,3 +345,16 @@ class ProfileOut(Out):
     lines: list[ProfileLineOut]
     more: int
     reviews_due: int | None
+
+
+class CheckoutOut(Out):
+    memory: MemoryRow = Field(description="the new current version, with the brought-back content")
+    checkout_of: int = Field(description="the earlier version whose content is current again")
+    supersedes: int = Field(description="the version that was current until now (kept in the history)")
+
+
+class DistillUndoOut(Out):
+    rule: int
+    status: str
+    epitaph: str
+    restored: list[int] = Field(description="the members that are active again")

@@ -109,7 +109,9 @@ def saved(out: schemas.SaveOut) -> str:
         line = f"[{item.index}] {item.disposition}"
         if item.id is not None:
             line += f" id={item.id} at {item.coordinate or 'unslotted'}"
-        if item.merged_into is not None:
+        if item.restored:
+            line += f" (restored the forgotten #{item.forgotten}, no new memory)"
+        elif item.merged_into is not None:
             line += f" (restatement: reinforced #{item.merged_into}, no new memory)"
         if item.contradicts:
             line += f"; may contradict {', '.join(f'#{c}' for c in item.contradicts)}"
@@ -120,6 +122,8 @@ def saved(out: schemas.SaveOut) -> str:
         if item.hint:
             line += f" — {item.hint}"
         lines.append(line)
+    if any(i.forgotten and not i.restored for i in out.items):
+        lines.append("Next: to bring a forgotten memory back, save it again with restore: true.")
     if any(i.contradicts for i in out.items):
         lines.append("Next: memory_review the contradicted memory, then memory_update or memory_forget one of them.")
     return "\n".join(lines)
@@ -131,6 +135,19 @@ def updated(out: schemas.UpdateOut) -> str:
         f"Corrected: id={new.id} (version {new.version}) supersedes #{old} at {new.coordinate or 'unslotted'}. "
         f"#{old} keeps its history and leaves default search."
     )
+
+
+def checked_out(out: schemas.CheckoutOut) -> str:
+    new = out.memory
+    return (
+        f"Brought back #{out.checkout_of}: its content is current again as id={new.id} (version {new.version}) at "
+        f"{new.coordinate or 'unslotted'}, superseding #{out.supersedes}; the history keeps every version."
+    )
+
+
+def distill_undone(out: schemas.DistillUndoOut) -> str:
+    members = ", ".join(f"#{m}" for m in out.restored)
+    return f"Undid distillation #{out.rule}: {members} active again; the rule is {out.status} ({out.epitaph})."
 
 
 def forgot(out: schemas.ForgetOut) -> str:

@@ -1,4 +1,5 @@
-"""REST door to the memory services: save (one or a batch), list, get, correct, forget, restore, report.
+"""REST door to the memory services: save (one or a batch), list, get, correct, forget, restore, report, check out
+an earlier version, undo a distillation.
 
 Palaces are addressed by `palace` (id) or `project` (a git origin, any spelling); neither means the caller's
 personal palace for writes and every readable palace for the list. The acting user and token come from the
@@ -17,7 +18,7 @@ from pydantic import ConfigDict
 from accounts.caller import Caller
 from api.auth import caller_of
 from api.schemas import ErrorOut
-from memory import pipeline, selectors, services
+from memory import pipeline, selectors, services, versions
 from memory.models import Memory
 from palace.errors import InvalidInput
 from palace.kinds import KindName
@@ -44,6 +45,7 @@ class ItemIn(_Strict):
     source_turn: str = ""
     source_seq: int | None = None
     importance: float | None = None
+    restore: bool = False
 
 
 class SaveIn(_Strict):
@@ -60,6 +62,7 @@ class SaveIn(_Strict):
     source_turn: str = ""
     source_seq: int | None = None
     importance: float | None = None
+    restore: bool = False  # content restating a forgotten memory restores it (else: defer, nothing saved)
     items: list[ItemIn] | None = Field(default=None, max_length=pipeline.MAX_BATCH_ITEMS)
 
 
@@ -101,6 +104,8 @@ class SaveOut(Schema):
     redactions: list[str]
     degraded: list[str]
     hint: str
+    forgotten: int | None = None
+    restored: bool = False
 
 
 class ItemErrorOut(Schema):
@@ -135,6 +140,11 @@ class UpdateIn(_Strict):
     kind: KindName | None = None
     expected_version: int | None = None
     reason: str = ""
+
+
+class DistillUndoOut(Schema):
+    rule: MemoryOut
+    restored: list[int]
 
 
 class ReasonIn(_Strict):
@@ -190,6 +200,8 @@ def save_out(r: pipeline.SaveResult) -> dict[str, Any]:
         "redactions": r.redactions,
         "degraded": r.degraded,
         "hint": r.hint,
+        "forgotten": r.forgotten,
+        "restored": r.restored,
     }
 
 
@@ -204,6 +216,9 @@ def memories_save(request: HttpRequest, payload: SaveIn) -> Status[dict[str, Any
     """Save one memory, or up to 10 `items`. Each gets a disposition: accept | merge | defer | drop.
 
     A new row answers 201; a merge, a drop and a batch answer 200 (a batch reports per item, with `failed`).
+    Content that restates a forgotten memory is deferred with nothing saved (200, `forgotten` names it, the hint
+    carries its epitaph) unless `restore` is true, which restores it (200, `restored`). `importance` (0–1) wins
+    over the server's rule.
     """
     caller = caller_of(request)
     caller.require_write()
@@ -234,8 +249,10 @@ def memories_save(request: HttpRequest, payload: SaveIn) -> Status[dict[str, Any
         source_turn=payload.source_turn,
         source_seq=payload.source_seq,
         importance=payload.importance,
+        restore=payload.restore,
     )
-    return Status(201 if result.disposition in ("accept", "defer") else 200, save_out(result))
+    created = result.disposition in ("accept", "defer") and result.forgotten is None
+    return Status(201 if created else 200, save_out(result))
 
 
 @router.get("", response={200: PageOut, **ERRORS})
@@ -324,3 +341,24 @@ def memories_report(request: HttpRequest, memory_id: int, payload: ReportIn) -> 
     return memory_out(
         services.memory_report(memory_id=memory.pk, actor=caller.actor, outcome=payload.outcome, note=payload.note)
     )
+
+
+@router.post("/{int:memory_id}/checkout", response={201: MemoryOut, **ERRORS})
+def memories_checkout(request: HttpRequest, memory_id: int, payload: ReasonIn) -> Status[dict[str, Any]]:
+    """Bring back an earlier (superseded) version: a new current version with its content supersedes the current
+    one; the history is kept. 409 when it is already current or the current version is forgotten."""
+    caller = caller_of(request)
+    caller.require_write()
+    memory = selectors.memory_get(user=caller.user, memory_id=memory_id)
+    new = versions.memory_checkout(memory_id=memory.pk, actor=caller.actor, reason=payload.reason, source=SOURCE)
+    return Status(201, memory_out(new))
+
+
+@router.post("/{int:memory_id}/distill-undo", response={200: DistillUndoOut, **ERRORS})
+def memories_distill_undo(request: HttpRequest, memory_id: int, payload: ReasonIn) -> dict[str, Any]:
+    """Undo the distillation that wrote this rule: its members active again, the rule archived with the reason."""
+    caller = caller_of(request)
+    caller.require_write()
+    memory = selectors.memory_get(user=caller.user, memory_id=memory_id)
+    done = versions.distill_undo(rule_id=memory.pk, actor=caller.actor, reason=payload.reason)
+    return {"rule": memory_out(done.rule), "restored": done.restored}

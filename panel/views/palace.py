@@ -1,4 +1,5 @@
-"""Palace: the memory list (search, filters, sort, keyset pages), inline detail and edit, forget/restore, batch."""
+"""Palace: the memory list (search, filters, sort, keyset pages), inline detail and edit, forget/restore, bringing
+back an earlier version, undoing a distillation, batch."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 
 from memory import selectors as memories
-from memory import services
+from memory import services, versions
 from memory.models import Memory
 from memory.search import memory_search
 from palace import selectors
@@ -134,6 +135,25 @@ def memory_forget(request: HttpRequest, memory_id: int) -> HttpResponse:
 def memory_restore(request: HttpRequest, memory_id: int) -> HttpResponse:
     memory = memories.memory_get(user=request.user, memory_id=memory_id, write=True)
     services.memory_restore(memory_id=memory.pk, actor=actor_of(request))
+    return _after_write(request, memory.pk)
+
+
+@require_POST
+@login_required
+@domain_errors
+def memory_checkout(request: HttpRequest, memory_id: int) -> HttpResponse:
+    """Bring back an earlier version (memory.versions.memory_checkout); shows the new current version."""
+    memory = memories.memory_get(user=request.user, memory_id=memory_id, write=True)
+    new = versions.memory_checkout(memory_id=memory.pk, actor=actor_of(request), source=SOURCE)
+    return _after_write(request, new.pk)
+
+
+@require_POST
+@login_required
+@domain_errors
+def memory_distill_undo(request: HttpRequest, memory_id: int) -> HttpResponse:
+    memory = memories.memory_get(user=request.user, memory_id=memory_id, write=True)
+    versions.distill_undo(rule_id=memory.pk, actor=actor_of(request), reason=_("undone in the panel"))
     return _after_write(request, memory.pk)
 
 

@@ -460,9 +460,14 @@ def test_tasks_are_queued_only_after_commit(db: Any, django_capture_on_commit_ca
 
 def test_distill_task_follows_the_mode_setting(palace: Palace, cluster: list[Memory]) -> None:
     with override_settings(ATRIUM_DISTILL_MODE="suggest", ATRIUM_LLM_BASE_URL="", ATRIUM_LLM_MODEL=""):
-        assert tasks.distill_task.run(mode="setting") == {"mode": "suggest", "clusters": 1, "applied": 0}
+        assert tasks.distill_task.run(mode="setting") == {
+            "mode": "suggest",
+            "clusters": 1,
+            "applied": 0,
+            "proposed": 1,  # kept as a proposal (issue 13)
+        }
     with override_settings(ATRIUM_DISTILL_MODE="apply", ATRIUM_LLM_BASE_URL="", ATRIUM_LLM_MODEL=""):
-        assert tasks.distill_task.run(mode="setting") == {"mode": "apply", "clusters": 1, "applied": 1}
+        assert tasks.distill_task.run(mode="setting") == {"mode": "apply", "clusters": 1, "applied": 1, "proposed": 0}
 
 
 def test_decay_and_backfill_tasks_run_their_services(palace: Palace) -> None:

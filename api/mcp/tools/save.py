@@ -32,8 +32,14 @@ async def memory_save(
     project: schemas.Project = None,
     items: Annotated[
         list[schemas.SaveItem] | None,
-        Field(min_length=1, max_length=10, description="Instead of `content`: up to 10 {content, kind, placard}."),
+        Field(
+            min_length=1,
+            max_length=10,
+            description="Instead of `content`: up to 10 {content, kind, placard, importance, restore}.",
+        ),
     ] = None,
+    importance: schemas.Importance = None,
+    restore: schemas.Restore = False,
 ) -> Annotated[CallToolResult, schemas.SaveOut]:
     """Save durable knowledge to long-term memory: facts, preferences, decisions, episodes (what happened) and
     skills (how to do something). Use it when you learn something worth knowing in a later session; one idea per
@@ -42,11 +48,21 @@ async def memory_save(
     Returns each item's disposition: accept (new memory, with its id and room#slot), merge (a restatement that
     reinforced an existing memory), defer (saved, but it may contradict the listed memories — review them), drop
     (no information, nothing stored). Secrets are redacted before storage. Saves go to your personal palace unless
-    `project` names a project palace you may write.
+    `project` names a project palace you may write. Content that restates a forgotten memory is deferred with that
+    memory's id and epitaph (nothing saved) unless `restore` is true, which brings the original back.
     Next: if an item may contradict another, call memory_review on it; to correct a memory use memory_update.
     """
     return await run(
-        lambda call: _save(call, content=content, kind=kind, placard=placard, project=project, items=items)
+        lambda call: _save(
+            call,
+            content=content,
+            kind=kind,
+            placard=placard,
+            project=project,
+            items=items,
+            importance=importance,
+            restore=restore,
+        )
     )
 
 
@@ -58,6 +74,8 @@ def _save(
     placard: str,
     project: str | None,
     items: list[schemas.SaveItem] | None,
+    importance: float | None = None,
+    restore: bool = False,
 ) -> tuple[schemas.SaveOut, str]:
     if (content is None) == (items is None):
         raise InvalidInput("pass either `content` with `kind`, or `items` (1–10 objects with content and kind)")
@@ -68,7 +86,14 @@ def _save(
         assert content is not None
         assert kind is not None
         result = memory_pipeline.memory_save(
-            palace=palace, actor=call.actor, content=content, kind=kind, placard=placard, source=SOURCE
+            palace=palace,
+            actor=call.actor,
+            content=content,
+            kind=kind,
+            placard=placard,
+            source=SOURCE,
+            importance=importance,
+            restore=restore,
         )
         out = schemas.SaveOut(palace=palace.label, count=1, failed=0, items=[mapping.save_item(0, result)])
         return out, text.saved(out)

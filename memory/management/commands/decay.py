@@ -9,7 +9,7 @@ from memory.jobs import decay_run
 
 
 class Command(BaseCommand):
-    help = "Archive long-unused, low-importance memories (restorable); never those under review."
+    help = "Archive long-unused memories of low importance or low confidence (restorable); never those under review."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dry-run", action="store_true", help="list what would be archived, change nothing")
@@ -24,8 +24,10 @@ class Command(BaseCommand):
                         "dry_run": result.dry_run,
                         "cutoff": result.cutoff.isoformat(),
                         "importance_below": result.importance_below,
+                        "confidence_below": result.confidence_below,
                         "candidates": result.candidates,
                         "archived": result.archived,
+                        "why": {str(pk): why for pk, why in result.why.items()},
                     }
                 )
             )
@@ -35,7 +37,9 @@ class Command(BaseCommand):
         ids = result.candidates if result.dry_run else result.archived
         self.stdout.write(
             f"decay: {verb} {count} memories (untouched since before {result.cutoff:%Y-%m-%d}, "
-            f"importance below {result.importance_below})"
+            f"importance below {result.importance_below} or confidence below {result.confidence_below})"
         )
         if ids:
             self.stdout.write("  " + " ".join(f"#{pk}" for pk in ids))
+        for pk in ids:
+            self.stdout.write(f"  #{pk}: {result.why[pk]}")

@@ -31,6 +31,8 @@ ALL_TOOLS = {
     "memory_audit_forgotten",
     "memory_distill",
     "memory_profile",
+    "memory_checkout",
+    "memory_distill_undo",
 }
 INITIALIZE = {
     "jsonrpc": "2.0",
