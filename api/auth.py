@@ -9,6 +9,7 @@ from ninja.security import HttpBearer, SessionAuth
 
 from accounts.caller import Caller
 from accounts.tokens import token_verify
+from palace import rls
 from palace.errors import PermissionDenied
 
 
@@ -17,7 +18,10 @@ class TokenAuth(HttpBearer):
 
     def authenticate(self, request: HttpRequest, token: str) -> Caller | None:
         row = token_verify(token)
-        return None if row is None else Caller(user=row.user, token=row)
+        if row is None:
+            return None
+        rls.enter_as(row.user)  # until the request ends (config.middleware.ActingUserMiddleware's scope)
+        return Caller(user=row.user, token=row)
 
 
 class BrowserSessionAuth(SessionAuth):

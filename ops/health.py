@@ -18,6 +18,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 from memory.embeddings import embedder_status
 from memory.models import Memory
+from palace.rls import acting_as_system
 
 
 def _check(fn: Any) -> dict[str, Any]:
@@ -88,8 +89,10 @@ def _celery(redis_ok: bool) -> dict[str, Any]:
 
 
 def _memory_counts() -> dict[str, Any]:
-    live = Memory.objects.exclude(status=Memory.Status.FORGOTTEN)
-    return {"ok": True, "total": live.count(), "without_vector": live.filter(embedding__isnull=True).count()}
+    # Server-wide figures, counted by the server itself (row-level security would show a caller only their own).
+    with acting_as_system("health"):
+        live = Memory.objects.exclude(status=Memory.Status.FORGOTTEN)
+        return {"ok": True, "total": live.count(), "without_vector": live.filter(embedding__isnull=True).count()}
 
 
 def health_report() -> dict[str, Any]:
