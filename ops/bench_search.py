@@ -12,7 +12,8 @@ What it builds (and removes afterwards):
    are the cluster centres; each row's vector is a centre plus Gaussian noise (cosine to its centre about 0.85),
    renormalised. Real embeddings cluster; uniform random unit vectors would make the HNSW graph unrealistically
    hard (or easy).
-4. Rows are loaded with COPY in chunks. For N >= REBUILD_AT the HNSW index is dropped during the load and rebuilt
+4. Rows are loaded with COPY in chunks, through a temporary table (row-level security refuses COPY into the
+   table). For N >= REBUILD_AT the HNSW index is dropped during the load and rebuilt
    afterwards with its exact original definition (in a `finally`), as a bulk load should be done; run the bench on
    a database that is not serving traffic. The table is vacuumed after the load (what autovacuum does to any table
    soon after), so the measurement is the steady state and not autovacuum's first pass over 1.5 N new rows.
@@ -226,9 +227,15 @@ def _load(*, palace_id: int, count: int, maker: TextMaker, centres: np.ndarray, 
         noise = rng.normal(0.0, NOISE, size=(size, centres.shape[1])).astype(np.float32)
         vectors = centres[rng.integers(0, len(centres), size=size)] + noise
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        # COPY is refused on a table under row-level security: copy into a temporary table of the same columns,
+        # then INSERT … SELECT (the policies check it; the load acts as the system).
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"CREATE TEMP TABLE IF NOT EXISTS bench_load AS SELECT {_COPY_COLUMNS} FROM memory_memory WITH NO DATA"  # noqa: S608
+            )
         with (
             connection.cursor() as cursor,
-            cursor.cursor.copy(f"COPY memory_memory ({_COPY_COLUMNS}) FROM STDIN") as copy,
+            cursor.cursor.copy(f"COPY bench_load ({_COPY_COLUMNS}) FROM STDIN") as copy,
         ):
             for i in range(size):
                 content = maker.note()
@@ -241,6 +248,9 @@ def _load(*, palace_id: int, count: int, maker: TextMaker, centres: np.ndarray, 
                         "[" + ",".join(f"{x:.6f}" for x in vectors[i]) + "]", "bench", "{}", False,
                     )
                 )  # fmt: skip
+        with connection.cursor() as cursor:
+            cursor.execute(f"INSERT INTO memory_memory ({_COPY_COLUMNS}) SELECT {_COPY_COLUMNS} FROM bench_load")  # noqa: S608 - constants
+            cursor.execute("TRUNCATE bench_load")
         done += size
 
 

@@ -229,6 +229,24 @@ def _ensure_database(base_uri: str) -> None:
                 conn.execute(f'CREATE DATABASE "{DB_NAME}"')
 
 
+# The word statistics behind the lexical arm's plan (memory/search_arms.py) come from pg_stats, which hides the
+# statistics of a table under row-level security from a role the policies bind. This function, owned by the
+# superuser, reads them on its behalf (as before row-level security: table-wide figures). Without it the app plans
+# as if every word were rare. PL/pgSQL: its body is checked when called, so template1 can hold it before the table
+# exists.
+LEXEME_STATS_FUNCTION = """
+CREATE OR REPLACE FUNCTION atrium_lexeme_stats(OUT n_rows float8, OUT elems text[], OUT freqs real[])
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, public AS $$
+BEGIN
+    SELECT greatest(c.reltuples, 0), s.most_common_elems::text::text[], s.most_common_elem_freqs
+    INTO n_rows, elems, freqs
+    FROM pg_class c LEFT JOIN pg_stats s ON s.schemaname = 'public' AND s.tablename = 'memory_memory'
+        AND s.attname = 'search_vector'
+    WHERE c.oid = 'public.memory_memory'::regclass;
+END $$
+"""
+
+
 def _ensure_app_role(superuser_uri: str) -> None:
     """As the superuser: create (or correct) the app role, give it the database and every object an earlier version
     created as the superuser, and create pgvector (not a trusted extension: a non-superuser may not create it) in
@@ -247,6 +265,7 @@ def _ensure_app_role(superuser_uri: str) -> None:
         with psycopg.connect(_with_database(superuser_uri, database), autocommit=True) as conn:
             with contextlib.suppress(psycopg.errors.UniqueViolation, psycopg.errors.DuplicateObject):
                 conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            conn.execute(LEXEME_STATS_FUNCTION)  # in template1 too: the test database is created from it
             if database == DB_NAME:
                 _hand_over(conn, role)
 
@@ -280,6 +299,7 @@ def _hand_over(conn: Any, role: Any) -> None:
         JOIN pg_namespace n ON n.oid = p.pronamespace
         WHERE n.nspname = 'public' AND p.proowner <> (SELECT oid FROM pg_roles WHERE rolname = %s)
           AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = p.oid AND d.deptype = 'e')
+          AND p.proname <> 'atrium_lexeme_stats'
         """,
         [APP_ROLE],
     ).fetchall()

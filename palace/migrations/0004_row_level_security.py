@@ -58,7 +58,9 @@ def drop_policies(table: str) -> str:
 
 
 # Op rows: any member records what they did in a palace they can read (a viewer's assessment is one); rows without
-# a palace (token changes) belong to the person who acted. Append-only: no update or delete policy (and a trigger).
+# a palace (token changes) belong to the person who acted. Append-only: the trigger of palace 0002 refuses UPDATE
+# and DELETE with an error; the update and delete policies let a visible row reach it (without them the statement
+# would silently match nothing, which hides an attempt to rewrite history instead of refusing it).
 OPLOG_VISIBLE = (
     f"({SYSTEM} OR palace_id = ANY ((SELECT atrium_readable_palaces())::bigint[])"
     " OR (palace_id IS NULL AND actor_user_id = (SELECT atrium_acting_user())))"
@@ -68,6 +70,8 @@ ALTER TABLE palace_oplog ENABLE ROW LEVEL SECURITY;
 ALTER TABLE palace_oplog FORCE ROW LEVEL SECURITY;
 CREATE POLICY palace_oplog_read ON palace_oplog FOR SELECT USING {OPLOG_VISIBLE};
 CREATE POLICY palace_oplog_insert ON palace_oplog FOR INSERT WITH CHECK {OPLOG_VISIBLE};
+CREATE POLICY palace_oplog_update ON palace_oplog FOR UPDATE USING {OPLOG_VISIBLE};
+CREATE POLICY palace_oplog_delete ON palace_oplog FOR DELETE USING {OPLOG_VISIBLE};
 """
 
 TABLES = ("palace_room", "palace_slot", "palace_tourstop")
