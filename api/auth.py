@@ -30,6 +30,7 @@ class BrowserSessionAuth(SessionAuth):
     def authenticate(self, request: HttpRequest, key: str | None) -> Caller | None:
         user: Any = getattr(request, "user", None)
         if user is not None and user.is_authenticated and user.is_active:
+            rls.enter_as(user)  # already so from the middleware, unless the request also sent a bearer token
             return Caller(user=user)
         return None
 

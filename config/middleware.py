@@ -40,7 +40,9 @@ class ActingUserMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         with rls.scope():
-            user = getattr(request, "user", None)
+            # A bearer request's caller is its token (api/auth.py): its session is not even loaded for this.
+            bearer = request.headers.get("Authorization", "").lower().startswith("bearer ")
+            user = None if bearer else getattr(request, "user", None)
             if user is not None and user.is_authenticated and user.is_active:
                 if user.is_staff and request.path_info.startswith(admin_prefix()):
                     rls.enter_as_system(f"admin:{user.get_username()}")
