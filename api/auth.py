@@ -9,6 +9,7 @@ from ninja.security import HttpBearer, SessionAuth
 
 from accounts.caller import Caller
 from accounts.tokens import token_verify
+from palace import rls
 from palace.errors import PermissionDenied
 
 
@@ -17,7 +18,10 @@ class TokenAuth(HttpBearer):
 
     def authenticate(self, request: HttpRequest, token: str) -> Caller | None:
         row = token_verify(token)
-        return None if row is None else Caller(user=row.user, token=row)
+        if row is None:
+            return None
+        rls.enter_as(row.user)  # until the request ends (config.middleware.ActingUserMiddleware's scope)
+        return Caller(user=row.user, token=row)
 
 
 class BrowserSessionAuth(SessionAuth):
@@ -26,6 +30,7 @@ class BrowserSessionAuth(SessionAuth):
     def authenticate(self, request: HttpRequest, key: str | None) -> Caller | None:
         user: Any = getattr(request, "user", None)
         if user is not None and user.is_authenticated and user.is_active:
+            rls.enter_as(user)  # already so from the middleware, unless the request also sent a bearer token
             return Caller(user=user)
         return None
 

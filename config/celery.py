@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import task_postrun, task_prerun, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 from config.prepare import prepare_process
@@ -25,3 +25,25 @@ def _fresh_embedder(**_: object) -> None:
     from memory.embeddings import reset_after_fork
 
     reset_after_fork()
+
+
+# Row-level security (palace/rls.py): a task is a system job, acting as the server on every palace it touches;
+# the context ends with the task (also when it fails, or runs eagerly inside a request's own context).
+_task_depths: dict[str, int] = {}
+
+
+@task_prerun.connect
+def _act_as_system(task_id: str | None = None, task: object = None, **_: object) -> None:
+    from palace import rls
+
+    _task_depths[str(task_id)] = rls.depth()
+    rls.enter_as_system(f"task:{getattr(task, 'name', 'unknown')}")
+
+
+@task_postrun.connect
+def _stop_acting(task_id: str | None = None, **_: object) -> None:
+    from palace import rls
+
+    depth = _task_depths.pop(str(task_id), None)
+    if depth is not None:
+        rls.leave_to(depth)

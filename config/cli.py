@@ -11,6 +11,7 @@ in any state (migrate, makemigrations, shell, dbshell, up, …) skip 3.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -65,11 +66,26 @@ def main() -> None:
 
     try:
         _prepare(argv)
-        execute_from_command_line(argv)
+        with _acting_context(argv):
+            execute_from_command_line(argv)
     except ConfigurationError as exc:
         _fail(str(exc) + "\n(`atrium check` lists the same problems; deploy/.env.example documents every variable)")
     except (EmbeddedError, PendingMigrations) as exc:
         _fail(str(exc))
+
+
+# Commands that get no row-level security context: a person at a shell sees what an unfiltered query would show a
+# forgotten filter, nothing (palace/rls.py); every other command acts as the system.
+NO_ACTING_CONTEXT = frozenset({"shell", "dbshell"})
+
+
+def _acting_context(argv: list[str]) -> contextlib.AbstractContextManager[None]:
+    command = argv[1] if len(argv) > 1 else "help"
+    if command in NO_ACTING_CONTEXT or command in NO_DATABASE or command.startswith("-"):
+        return contextlib.nullcontext()
+    from palace.rls import acting_as_system
+
+    return acting_as_system(f"command:{' '.join(argv[1:3])}")
 
 
 def _prepare(argv: list[str]) -> None:

@@ -171,6 +171,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "config.middleware.RequestIdMiddleware",
+    "config.middleware.ActingUserMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"

@@ -132,12 +132,18 @@ def _lexeme_stats() -> _LexemeStats:
     if _lexeme_stats_cache and _lexeme_stats_cache[0].expires > time.monotonic():
         return _lexeme_stats_cache[0]
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT greatest(c.reltuples, 0), s.most_common_elems::text::text[], s.most_common_elem_freqs"
-            " FROM pg_class c LEFT JOIN pg_stats s ON s.schemaname = current_schema()"
-            " AND s.tablename = 'memory_memory' AND s.attname = 'search_vector'"
-            " WHERE c.oid = 'memory_memory'::regclass"
-        )
+        # Under row-level security pg_stats hides these figures from the app's role; the superuser's function
+        # atrium_lexeme_stats (ops/embedded.py; README for an external server) reads them when it exists.
+        cursor.execute("SELECT to_regprocedure('atrium_lexeme_stats()') IS NOT NULL")
+        if cursor.fetchone()[0]:
+            cursor.execute("SELECT * FROM atrium_lexeme_stats()")
+        else:
+            cursor.execute(
+                "SELECT greatest(c.reltuples, 0), s.most_common_elems::text::text[], s.most_common_elem_freqs"
+                " FROM pg_class c LEFT JOIN pg_stats s ON s.schemaname = current_schema()"
+                " AND s.tablename = 'memory_memory' AND s.attname = 'search_vector'"
+                " WHERE c.oid = 'memory_memory'::regclass"
+            )
         row = cursor.fetchone()
     rows, elems, freqs = (row or (0.0, None, None))[:3]
     elems, freqs = list(elems or []), [float(f) for f in (freqs or [])]

@@ -59,6 +59,11 @@ def memory_lock(*, memory_id: int, actor: Actor) -> Memory:
         .first()
     )
     if memory is None:
+        # Row-level security locks only rows the actor may write: a memory they can read but not write (a viewer's)
+        # is still visible, and gets the same PermissionDenied as without it.
+        palace_id = Memory.objects.filter(pk=memory_id).values_list("palace_id", flat=True).first()
+        if palace_id is not None:
+            memory_writable(actor=actor, palace_id=palace_id)
         raise NotFound("memory not found")
     memory_writable(actor=actor, palace_id=memory.palace_id)
     return memory

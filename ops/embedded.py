@@ -23,6 +23,10 @@ from urllib.parse import quote
 log = logging.getLogger(__name__)
 
 DB_NAME = "atrium"
+# The role the app connects as: neither superuser nor BYPASSRLS, so the row-level security policies bind it
+# (palace/rls.py). It owns the database and its objects (migrations run as the owner) and may create databases
+# (pytest-django's test database). The package's superuser only bootstraps it.
+APP_ROLE = "atrium"
 
 
 class EmbeddedError(RuntimeError):
@@ -69,7 +73,8 @@ def postgres_url(home: Path | None = None, *, delete_on_exit: bool = False) -> s
         raise EmbeddedError(f"could not start the embedded PostgreSQL in {pgdata}: {exc}\n{tail}") from exc
     base = server.get_uri()
     _ensure_database(base)
-    return _with_database(base, DB_NAME)
+    _ensure_app_role(base)
+    return server.get_postmaster_info().get_uri(user=APP_ROLE, database=DB_NAME)
 
 
 def shared_buffers_mb() -> int:
@@ -222,6 +227,84 @@ def _ensure_database(base_uri: str) -> None:
         if not exists:
             with contextlib.suppress(psycopg.errors.DuplicateDatabase):
                 conn.execute(f'CREATE DATABASE "{DB_NAME}"')
+
+
+# The word statistics behind the lexical arm's plan (memory/search_arms.py) come from pg_stats, which hides the
+# statistics of a table under row-level security from a role the policies bind. This function, owned by the
+# superuser, reads them on its behalf (as before row-level security: table-wide figures). Without it the app plans
+# as if every word were rare. PL/pgSQL: its body is checked when called, so template1 can hold it before the table
+# exists.
+LEXEME_STATS_FUNCTION = """
+CREATE OR REPLACE FUNCTION atrium_lexeme_stats(OUT n_rows float8, OUT elems text[], OUT freqs real[])
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, public AS $$
+BEGIN
+    SELECT greatest(c.reltuples, 0), s.most_common_elems::text::text[], s.most_common_elem_freqs
+    INTO n_rows, elems, freqs
+    FROM pg_class c LEFT JOIN pg_stats s ON s.schemaname = 'public' AND s.tablename = 'memory_memory'
+        AND s.attname = 'search_vector'
+    WHERE c.oid = 'public.memory_memory'::regclass;
+END $$
+"""
+
+
+def _ensure_app_role(superuser_uri: str) -> None:
+    """As the superuser: create (or correct) the app role, give it the database and every object an earlier version
+    created as the superuser, and create pgvector (not a trusted extension: a non-superuser may not create it) in
+    the database and in template1, so databases the role creates (the test database) have it too. Idempotent."""
+    import psycopg
+    from psycopg import sql
+
+    role = sql.Identifier(APP_ROLE)
+    with psycopg.connect(superuser_uri, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [APP_ROLE]).fetchone()
+        if not exists:
+            with contextlib.suppress(psycopg.errors.DuplicateObject):
+                conn.execute(sql.SQL("CREATE ROLE {} LOGIN NOSUPERUSER NOBYPASSRLS CREATEDB").format(role))
+        conn.execute(sql.SQL("ALTER ROLE {} LOGIN NOSUPERUSER NOBYPASSRLS CREATEDB").format(role))
+    for database in ("template1", DB_NAME):
+        with psycopg.connect(_with_database(superuser_uri, database), autocommit=True) as conn:
+            with contextlib.suppress(psycopg.errors.UniqueViolation, psycopg.errors.DuplicateObject):
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            conn.execute(LEXEME_STATS_FUNCTION)  # in template1 too: the test database is created from it
+            if database == DB_NAME:
+                _hand_over(conn, role)
+
+
+def _hand_over(conn: Any, role: Any) -> None:
+    """Make the app role the owner of the database and of every table, sequence, view and function in `public`
+    that the superuser owns (an install from before the role existed), except the members of extensions."""
+    from psycopg import sql
+
+    conn.execute(sql.SQL("ALTER DATABASE {} OWNER TO {}").format(sql.Identifier(DB_NAME), role))
+    relations = conn.execute(
+        """
+        SELECT c.relkind, c.relname FROM pg_class c
+        JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v', 'm', 'S')
+          AND c.relowner <> (SELECT oid FROM pg_roles WHERE rolname = %s)
+          AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = c.oid AND d.deptype = 'e')
+          AND NOT (c.relkind = 'S' AND EXISTS (
+              SELECT 1 FROM pg_depend d WHERE d.objid = c.oid AND d.deptype IN ('a', 'i')))
+        """,
+        [APP_ROLE],
+    ).fetchall()
+    kinds = {"r": "TABLE", "p": "TABLE", "v": "VIEW", "m": "MATERIALIZED VIEW", "S": "SEQUENCE"}
+    for relkind, name in relations:  # a table's own sequences and indexes follow it
+        conn.execute(
+            sql.SQL("ALTER {} public.{} OWNER TO {}").format(sql.SQL(kinds[relkind]), sql.Identifier(name), role)
+        )
+    functions = conn.execute(
+        """
+        SELECT p.oid::regprocedure::text FROM pg_proc p
+        JOIN pg_namespace n ON n.oid = p.pronamespace
+        WHERE n.nspname = 'public' AND p.proowner <> (SELECT oid FROM pg_roles WHERE rolname = %s)
+          AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = p.oid AND d.deptype = 'e')
+          AND p.proname <> 'atrium_lexeme_stats'
+        """,
+        [APP_ROLE],
+    ).fetchall()
+    for (signature,) in functions:
+        conn.execute(sql.SQL("ALTER FUNCTION {} OWNER TO {}").format(sql.SQL(signature), role))
 
 
 # --- Redis -------------------------------------------------------------------------------------------------

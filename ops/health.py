@@ -27,6 +27,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 from memory.embeddings import embedder_probe
 from memory.models import Memory
+from palace.rls import acting_as_system
 
 EMBEDDER_PROBE_SECONDS = 30.0  # how long one probe embedding stands for the embedder's state
 PING_TIMEOUT = 1.0
@@ -104,8 +105,10 @@ def _celery(redis_ok: bool) -> dict[str, Any]:
 
 
 def _memory_counts() -> dict[str, Any]:
-    live = Memory.objects.exclude(status=Memory.Status.FORGOTTEN)
-    total, without = live.count(), live.filter(embedding__isnull=True).count()
+    # Server-wide figures, counted by the server itself (row-level security would show a caller only their own).
+    with acting_as_system("health"):
+        live = Memory.objects.exclude(status=Memory.Status.FORGOTTEN)
+        total, without = live.count(), live.filter(embedding__isnull=True).count()
     found: dict[str, Any] = {"ok": without == 0, "total": total, "without_vector": without}
     if without:
         found["reason"] = f"{without} memories have no embedding yet (semantic search misses them until a backfill)"

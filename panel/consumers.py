@@ -25,7 +25,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone, translation
 from django.utils.translation.trans_real import parse_accept_lang_header
 
-from palace import selectors
+from palace import rls, selectors
 from palace.events import palace_group, user_group
 from panel.scope import Scope, scope_for
 from panel.shaping import today_summary
@@ -111,7 +111,8 @@ class PanelConsumer(AsyncWebsocketConsumer):
         return bool(user.is_authenticated and user.pk == self.user.pk)
 
     def _palace_ids(self) -> list[int]:
-        return list(selectors.palaces_readable(user=self.user).values_list("pk", flat=True))
+        with rls.acting_as(self.user):
+            return list(selectors.palaces_readable(user=self.user).values_list("pk", flat=True))
 
     def _request(self) -> Any:
         """A request-like view of this connection with a fresh session, so a scope switched in another tab
@@ -141,6 +142,10 @@ class PanelConsumer(AsyncWebsocketConsumer):
         return request, scope_for(request)
 
     def _render_row(self, payload: dict[str, Any]) -> str:
+        with rls.acting_as(self.user):  # the ORM thread is shared: the context ends with the call
+            return self._render_row_as_user(payload)
+
+    def _render_row_as_user(self, payload: dict[str, Any]) -> str:
         request, scope = self._scope()
         palace_id = payload.get("palace_id")
         if palace_id not in scope.palace_ids:
@@ -152,6 +157,10 @@ class PanelConsumer(AsyncWebsocketConsumer):
             return render_to_string("panel/_live_row.html", {"row": row, "scope": scope})
 
     def _render_counts(self) -> str:
+        with rls.acting_as(self.user):
+            return self._render_counts_as_user()
+
+    def _render_counts_as_user(self) -> str:
         request, scope = self._scope()
         overview = memory_overview(user=self.user, palaces=scope.palaces, now=timezone.now())
         context = {"scope": scope, "reviews_due": overview.reviews_due, "summary": today_summary(overview.stats)}

@@ -23,6 +23,17 @@ def pytest_configure() -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def _acting_as_system() -> Iterator[None]:
+    """Tests set up data and check stored state as the server does (row-level security, palace/rls.py); the doors
+    they call (the test Client, MCP, the websocket) act as their caller inside, and restore this afterwards. A test
+    of what a caller sees through raw SQL switches with `rls.acting_as(...)` / `rls.acting_as_nobody()`."""
+    from palace.rls import acting_as_system
+
+    with acting_as_system("tests"):
+        yield
+
+
 @pytest.fixture
 def system() -> Actor:
     return Actor.for_system("tests")

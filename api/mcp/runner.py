@@ -16,8 +16,8 @@ A tool (api/mcp/tools/) is an `async def` declared with `@tool` that hands `run`
    outputSchema by the SDK), and in `_meta` the milliseconds the body took; the same time goes into the
    response's `Server-Timing` header (api/mcp/timing.py).
 
-`_invoke` is the single place a tool body runs for a caller: per-transaction settings for that caller (row-level
-security's acting user) belong there.
+`_invoke` is the single place a tool body runs for a caller: it runs the body acting as that caller for row-level
+security (palace/rls.py), and restores the thread's previous context (none) when the body ends, also on error.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from api.mcp import text
 from api.mcp.registry import ToolSpec, current_tool
 from api.mcp.timing import current_timing
 from api.mcp.workers import abandon_thread
+from palace import rls
 from palace.errors import AtriumError, NotFound, PermissionDenied
 from palace.selectors import palace_get
 
@@ -134,7 +135,8 @@ def _invoke[Out: BaseModel](
         caller.require_write()
     started = time.perf_counter()
     try:
-        out, rendered = body(ToolCall(caller=caller, spec=spec))
+        with rls.acting_as(caller.user):  # row-level security: only this caller's palaces, until the body returns
+            out, rendered = body(ToolCall(caller=caller, spec=spec))
     finally:
         service_ms = (time.perf_counter() - started) * 1000
         timing = current_timing.get()

@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from asgiref.sync import ThreadSensitiveContext
 from django.db import close_old_connections, connections
 
+from palace import rls
+
 log = logging.getLogger("atrium.mcp")
 
 
@@ -54,6 +56,7 @@ def _init_thread(max_age: int) -> None:
 
 def _check_connections() -> None:
     try:
+        rls.reset()  # a context never outlives its call (runner.py restores it; this makes sure)
         close_old_connections()
     except Exception:  # a failing close must not take the thread's next request with it
         log.exception("closing an MCP database connection failed")

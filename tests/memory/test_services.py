@@ -17,6 +17,7 @@ from memory.services import memory_forget, memory_report, memory_restore, memory
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from palace.models import OpLog, Palace
+from palace.rls import acting_as
 
 Save = Callable[..., SaveResult]
 
@@ -65,12 +66,13 @@ def test_two_concurrent_corrections_cannot_both_win(fact: Memory, alice_actor: A
     def correct(port: int) -> None:
         try:
             barrier.wait(timeout=30)
-            memory_update(
-                memory_id=fact.pk,
-                actor=alice_actor,
-                content=f"The API server listens on port {port}.",
-                expected_version=1,
-            )
+            with acting_as(alice_actor.user):  # each thread is a door of its own: it acts as its caller
+                memory_update(
+                    memory_id=fact.pk,
+                    actor=alice_actor,
+                    content=f"The API server listens on port {port}.",
+                    expected_version=1,
+                )
             outcomes.append("won")
         except Conflict:
             outcomes.append("conflict")

@@ -6,11 +6,28 @@ from django.conf import settings
 from django.db import migrations, models
 
 
+# Row-level security for the new table, as memory 0009 does for the others: readable in the acting user's palaces,
+# writable where they are owner or editor (the scheduled suggest run writes as the system).
+SYSTEM = "(SELECT atrium_acting_system())"
+READABLE = f"({SYSTEM} OR palace_id = ANY ((SELECT atrium_readable_palaces())::bigint[]))"
+WRITABLE = f"({SYSTEM} OR palace_id = ANY ((SELECT atrium_writable_palaces())::bigint[]))"
+TABLE = "memory_distillproposal"
+RLS_FORWARD = f"""
+ALTER TABLE {TABLE} ENABLE ROW LEVEL SECURITY;
+ALTER TABLE {TABLE} FORCE ROW LEVEL SECURITY;
+CREATE POLICY {TABLE}_read ON {TABLE} FOR SELECT USING {READABLE};
+CREATE POLICY {TABLE}_insert ON {TABLE} FOR INSERT WITH CHECK {WRITABLE};
+CREATE POLICY {TABLE}_update ON {TABLE} FOR UPDATE USING {WRITABLE} WITH CHECK {WRITABLE};
+CREATE POLICY {TABLE}_delete ON {TABLE} FOR DELETE USING {WRITABLE};
+"""
+RLS_BACKWARD = "".join(f"DROP POLICY IF EXISTS {TABLE}_{name} ON {TABLE};\n" for name in ("read", "insert", "update", "delete"))
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memory', '0008_active_placards_index'),
-        ('palace', '0003_room_slot_tourstop_room_room_unique_name_and_more'),
+        ('memory', '0009_row_level_security'),
+        ('palace', '0004_row_level_security'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
@@ -38,4 +55,5 @@ class Migration(migrations.Migration):
                 'indexes': [models.Index(fields=['palace', 'status', '-created_at'], name='distill_proposal_status')],
             },
         ),
+        migrations.RunSQL(RLS_FORWARD, RLS_BACKWARD),
     ]
