@@ -60,6 +60,17 @@ def worker(stack: LocalStack) -> Iterator[dict[str, Any]]:
     faults.kill_group(holder["proc"], faults.signal.SIGTERM)
 
 
+@pytest.fixture(scope="module")
+def restarted_redis() -> Iterator[list[Any]]:
+    """Redis servers a test started in place of the stack's own (not in `atrium up`'s process group): stopped at
+    the end of the module."""
+    started: list[Any] = []
+    yield started
+    for proc in started:
+        proc.terminate()
+        proc.wait(10)
+
+
 @pytest.fixture
 def healthy(embedder: FakeOpenAI) -> Iterator[None]:
     embedder.standing(EMBEDDINGS_PATH, None)
@@ -138,7 +149,7 @@ def test_embedder_down_saves_say_so_and_a_backfill_killed_midway_loses_and_repea
 
 
 def test_redis_restart_saves_land_and_live_updates_and_the_worker_come_back(
-    stack: LocalStack, worker: dict[str, Any], healthy: None
+    stack: LocalStack, worker: dict[str, Any], healthy: None, restarted_redis: list[Any]
 ) -> None:
     url, token, base = stack.url, stack.tokens[0], stack.bases[0]
     session = faults.panel_login(base, "bench0", PASSWORD)
@@ -166,6 +177,7 @@ def test_redis_restart_saves_land_and_live_updates_and_the_worker_come_back(
         # Redis is back (empty: the groups it held are gone): the page's socket reconnects, live updates resume.
         redis = start_redis(stack.home)
         assert redis is not None
+        restarted_redis.append(redis)
         # An event published while the page was reconnecting is missed (the next page load shows it), so save
         # until one arrives live; the socket is only ever reconnected when it was closed.
         deadline = time.monotonic() + 30
