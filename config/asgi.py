@@ -10,6 +10,8 @@ that keep their database connections (api/mcp/workers.py) and answer with a `Ser
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import os
 import time
 from typing import Any
@@ -25,14 +27,17 @@ django_app = get_asgi_application()  # before anything that imports models
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
+from django.db import InterfaceError, OperationalError  # noqa: E402
 
 from api.mcp.body import BodyRefused, ClientGone, read_body, refuse, replay  # noqa: E402
 from api.mcp.server import build_mcp_app, mcp  # noqa: E402
 from api.mcp.timing import HEADER, RequestTiming, current_timing  # noqa: E402
 from api.mcp.workers import OrmWorkers  # noqa: E402
+from config.middleware import DATABASE_DOWN_MESSAGE, RETRY_AFTER_SECONDS  # noqa: E402
 from panel.origin import SameOriginValidator  # noqa: E402
 from panel.routing import websocket_urlpatterns  # noqa: E402
 
+logger = logging.getLogger(__name__)
 mcp_app = build_mcp_app()
 MCP_PATHS = {"/mcp", "/mcp/"}
 websocket_app = SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
@@ -137,7 +142,40 @@ async def _mcp_timed(timing: RequestTiming, scope: Scope, receive: Any, send: An
     # all MCP ORM work shares one thread), whose connection is checked before and after it (api/mcp/workers.py).
     async with workers.request() as wait_ms:
         timing.wait_ms = wait_ms
-        await mcp_app(scope, receive, send_timed)
+        await _database_guarded(mcp_app, scope, receive, send_timed)
+
+
+async def _database_guarded(app: Any, scope: Scope, receive: Any, send: Any) -> None:
+    """Answer 503 with a JSON-RPC error body when the database is unreachable (PostgreSQL restarting), as
+    config.middleware does for Django's pages. The SDK's app turns an exception into a 500 and then re-raises it, so
+    a 5xx response is held back until the app has returned: a database error replaces it."""
+    held: list[dict[str, Any]] = []
+    passed: list[str] = []  # the types of the messages already sent on
+
+    async def hold_5xx(message: dict[str, Any]) -> None:
+        if held or (message["type"] == "http.response.start" and message["status"] >= 500):
+            held.append(message)
+        else:
+            passed.append(message["type"])
+            await send(message)
+
+    try:
+        await app(scope, receive, hold_5xx)
+    except (OperationalError, InterfaceError) as exc:
+        if "http.response.start" in passed:
+            raise  # a response is on its way already: nothing better to say
+        logger.warning("database unavailable on MCP request: %s", exc)
+        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": DATABASE_DOWN_MESSAGE}})
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"retry-after", RETRY_AFTER_SECONDS.encode()),
+            (b"content-length", str(len(body)).encode()),
+        ]
+        await send({"type": "http.response.start", "status": 503, "headers": headers})
+        await send({"type": "http.response.body", "body": body.encode()})
+        return
+    for message in held:
+        await send(message)
 
 
 async def application(scope: Scope, receive: Any, send: Any) -> None:

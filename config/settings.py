@@ -171,6 +171,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "config.middleware.RequestIdMiddleware",
+    "config.middleware.DatabaseUnavailableMiddleware",
     "config.middleware.ActingUserMiddleware",
 ]
 
@@ -224,10 +225,18 @@ def _kombu_url(url: str) -> str:
     return "redis+socket://" + url.removeprefix("unix://") if url.startswith("unix://") else url
 
 
+# Each panel websocket waits for its events in a blocking BZPOPMIN of 5 s (channels_redis); redis-py 8 gives every
+# read a 5 s socket timeout by default, so an idle socket's wait timed out and the consumer died with it (a page open
+# for more than 5 s without an event stopped getting live updates). Reads may take longer than the blocking wait; a
+# Redis that is gone still fails at once (connection refused or reset), a hung one after the read timeout.
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL], "capacity": 500, "expiry": 30},
+        "CONFIG": {
+            "hosts": [{"address": REDIS_URL, "socket_timeout": 15, "socket_connect_timeout": 3}],
+            "capacity": 500,
+            "expiry": 30,
+        },
     }
 }
 

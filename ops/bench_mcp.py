@@ -1,8 +1,8 @@
 """`atrium bench mcp --clients C --seconds S [--url URL --token T] [--json]`: concurrent official MCP clients.
 
-1. Without `--url`, start a real server: `atrium up --no-worker` on a free port in a temporary ATRIUM_HOME, and
-   create one user and write token per client there (`atrium shell`). With `--url`, use that server and the
-   tokens given with `--token` (repeatable; clients share them round-robin).
+1. Without `--url`, start a real server: `atrium up` (web and the Celery worker with beat) on a free port in a
+   temporary ATRIUM_HOME, and create one user and write token per client there (`atrium shell`). With `--url`, use
+   that server and the tokens given with `--token` (repeatable; clients share them round-robin).
 2. C clients (the official `mcp.Client`, protocol 2026-07-28, each its own HTTP connection pool) first warm up
    (one save and one search each, untimed: the client's tool listing, the embedder, first imports), then call
    `memory_save` and `memory_search` alternately for S seconds, each save a distinct sentence.
@@ -18,7 +18,8 @@
    The machine's load average before and after is part of the report: on a shared machine figures mean little
    without it.
 4. Every acknowledged save (accept, defer or merge; warm-up saves too) is then read back with `memory_examine` by
-   the client that wrote it; the report says how many were readable.
+   the client that wrote it; the report says how many were readable, and `lost` how many were not. `errors` counts
+   tool errors and exceptions (timed or not); `p50_ms` / `p95_ms` are over every timed call.
 """
 
 from __future__ import annotations
@@ -112,10 +113,25 @@ class ClientStats:
     warmed: bool = False
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def _free_ports(n: int = 1) -> int:
+    """The first of `n` consecutive free loopback ports (`atrium up --web N` listens on port … port+N−1)."""
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            first = int(s.getsockname()[1])
+        if first + n > 65535:
+            continue
+        ok = True
+        for port in range(first + 1, first + n):
+            with socket.socket() as s:
+                try:
+                    s.bind(("127.0.0.1", port))
+                except OSError:
+                    ok = False
+                    break
+        if ok:
+            return first
+    raise RuntimeError(f"no {n} consecutive free ports on 127.0.0.1")
 
 
 def _percentile(values: list[float], q: float) -> float | None:
@@ -134,47 +150,92 @@ from palace.services import user_create
 actor = Actor.for_system("atrium bench mcp")
 tokens = []
 for i in range({n}):
-    user = user_create(username=f"bench{{i}}", email="", password=None, is_admin=False, actor=actor)
+    user = user_create(username=f"bench{{i}}", email="", password={password!r}, is_admin=False, actor=actor)
     tokens.append(token_create(user=user, label="bench", scope="write", actor=actor)[1])
 print("TOKENS=" + json.dumps(tokens))
 """
 
 
+@dataclass
+class LocalStack:
+    """A running `atrium up` in a throwaway ATRIUM_HOME: its web base URLs (one per `--web` process), the
+    environment its commands share, and write tokens of users `bench0`, `bench1`, …"""
+
+    home: Path
+    env: dict[str, str]
+    bases: list[str]
+    tokens: list[str]
+    process: subprocess.Popen[bytes]
+
+    @property
+    def url(self) -> str:
+        return f"{self.bases[0]}/mcp"
+
+    def atrium(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        """Run another `atrium` command against the same database and Redis."""
+        return subprocess.run(
+            [sys.executable, "-m", "config.cli", *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=timeout,
+        )
+
+    def log(self) -> str:
+        return (self.home / "up.log").read_text(errors="replace")
+
+
+def _wait_healthz(base: str, up: subprocess.Popen[bytes], home: Path, deadline: float) -> None:
+    while True:
+        if up.poll() is not None:
+            raise RuntimeError(f"atrium up exited: {(home / 'up.log').read_text(errors='replace')[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"{base}/healthz", timeout=1) as response:  # noqa: S310 (http only)
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            tail = (home / "up.log").read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"atrium up did not become ready: {tail}")
+        time.sleep(0.5)
+
+
 @contextlib.contextmanager
-def local_server(clients: int) -> Iterator[tuple[str, list[str]]]:
-    """`atrium up` in a throwaway ATRIUM_HOME on a free port, with one user and token per client."""
+def local_stack(
+    users: int,
+    *,
+    worker: bool = True,
+    web: int = 1,
+    password: str | None = None,
+    env: dict[str, str] | None = None,
+) -> Iterator[LocalStack]:
+    """`atrium up [--web N] [--no-worker]` in a throwaway ATRIUM_HOME on free ports (embedded PostgreSQL and Redis),
+    with `users` users (`password`, if given, lets them log in to the panel) and a write token each."""
     home = Path(tempfile.mkdtemp(prefix="atrium-bench-"))
     home.chmod(0o755)
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "ATRIUM_EMBEDDED_REDIS"}}
-    env |= {"ATRIUM_HOME": str(home), "ATRIUM_EMBEDDED_POSTGRES": "", "ATRIUM_REVIEW_ENROL": "0"}
-    atrium = [sys.executable, "-m", "config.cli"]
+    port = _free_ports(web)
+    child_env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "ATRIUM_EMBEDDED_REDIS"}}
+    child_env |= {"ATRIUM_HOME": str(home), "ATRIUM_EMBEDDED_POSTGRES": "", "ATRIUM_REVIEW_ENROL": "0"}
+    child_env |= env or {}
+    argv = [sys.executable, "-m", "config.cli", "up", "--port", str(port), "--web", str(web)]
     log = (home / "up.log").open("wb")
     up = subprocess.Popen(
-        [*atrium, "up", "--port", str(port), "--no-worker"], env=env, stdout=log, stderr=log, start_new_session=True
+        [*argv, *([] if worker else ["--no-worker"])], env=child_env, stdout=log, stderr=log, start_new_session=True
     )
     try:
-        base = f"http://127.0.0.1:{port}"
+        bases = [f"http://127.0.0.1:{port + i}" for i in range(web)]
         deadline = time.monotonic() + 180
-        while True:
-            if up.poll() is not None:
-                raise RuntimeError(f"atrium up exited: {(home / 'up.log').read_text(errors='replace')[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{base}/healthz", timeout=1) as response:  # noqa: S310 (http only)
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("atrium up did not become ready in 180 s")
-            time.sleep(0.5)
-        made = subprocess.run(
-            [*atrium, "shell", "-c", SETUP.format(n=clients)], env=env, capture_output=True, text=True, check=False
-        )
+        for base in bases:
+            _wait_healthz(base, up, home, deadline)
+        stack = LocalStack(home=home, env=child_env, bases=bases, tokens=[], process=up)
+        made = stack.atrium("shell", "-c", SETUP.format(n=users, password=password))
         line = next((x for x in made.stdout.splitlines() if x.startswith("TOKENS=")), None)
         if line is None:
             raise RuntimeError(f"could not create bench users: {made.stderr[-2000:]}")
-        yield f"{base}/mcp", json.loads(line.removeprefix("TOKENS="))
+        stack.tokens = json.loads(line.removeprefix("TOKENS="))
+        yield stack
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(up.pid, signal.SIGTERM)
@@ -185,6 +246,14 @@ def local_server(clients: int) -> Iterator[tuple[str, list[str]]]:
                 os.killpg(up.pid, signal.SIGKILL)
         log.close()
         shutil.rmtree(home, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def local_server(clients: int, *, worker: bool = True) -> Iterator[tuple[str, list[str]]]:
+    """`atrium up` (with its worker unless `worker` is false) in a throwaway ATRIUM_HOME on a free port, with one
+    user and token per client: (MCP URL, tokens)."""
+    with local_stack(clients, worker=worker) as stack:
+        yield stack.url, stack.tokens
 
 
 def _sentence(rng: random.Random, client: int, n: int) -> str:
@@ -287,15 +356,32 @@ async def _client(
         while time.perf_counter() < stop_at[0]:
             await call(*next_call(), timed=True)
         stats.last_done = time.perf_counter()
-        # Read back every acknowledged save (warm-up saves included) through the same door.
-        missing = 0
-        ids = sorted(set(stats.saved))
+
+
+async def _read_back(url: str, token: str, stats: ClientStats, transport: Any) -> None:
+    """Read back every save the client saw acknowledged (warm-up saves too) through the same door, on a fresh
+    connection, so a client that failed mid-run still has its saves checked. `missing` counts those not found."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    ids = sorted(set(stats.saved))
+    if not ids:
+        return
+    async with (
+        httpx2.AsyncClient(
+            headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(60.0), transport=transport
+        ) as http,
+        Client(streamable_http_client(url, http_client=http), mode="auto") as client,
+    ):
         for start in range(0, len(ids), 16):
-            result = await client.call_tool("memory_examine", {"ids": ids[start : start + 16]})
-            missing += len((result.structured_content or {}).get("notFound", [])) if not result.is_error else 16
-        if missing:
-            stats.errors.append(f"{missing} acknowledged save(s) not readable afterwards")
-        stats.missing = missing
+            chunk = ids[start : start + 16]
+            result = await client.call_tool("memory_examine", {"ids": chunk})
+            if result.is_error:
+                stats.errors.append("memory_examine: " + " ".join(getattr(b, "text", "") for b in result.content))
+                stats.missing += len(chunk)
+            else:
+                stats.missing += len((result.structured_content or {}).get("notFound", []))
 
 
 async def _drive(
@@ -320,6 +406,17 @@ async def _drive(
         if isinstance(outcome, BaseException):
             client.errors.append(f"client failed: {type(outcome).__name__}: {outcome}")
     ended = max([c.last_done for c in stats if c.last_done] or [time.perf_counter()])
+    readers = asyncio.Semaphore(8)
+
+    async def read_back(i: int) -> None:
+        async with readers:
+            try:
+                await _read_back(url, tokens[i % len(tokens)], stats[i], transport)
+            except Exception as exc:  # nothing could be read: every acknowledged save of this client counts as lost
+                stats[i].errors.append(f"read-back failed: {type(exc).__name__}: {exc}")
+                stats[i].missing = len(set(stats[i].saved))
+
+    await asyncio.gather(*(read_back(i) for i in range(clients)))
     return stats, max(ended - started, 1e-9)
 
 
@@ -383,7 +480,10 @@ def measure(*, url: str, tokens: list[str], clients: int, seconds: float, transp
         ),
         "calls": len(samples),
         "throughput_per_s": round(len(samples) / window, 1),
+        "p50_ms": _percentile([s.ms for s in samples], 0.5),
+        "p95_ms": _percentile([s.ms for s in samples], 0.95),
         "errors": len(errors),
+        "lost": missing,
         "error_examples": errors[:5],
         "overhead": overhead,
         "tools": per_tool,
@@ -419,7 +519,7 @@ def run(*, clients: int, seconds: float, url: str | None, tokens: list[str], as_
     else:
         with local_server(clients) as (local_url, local_tokens):
             report = measure(url=local_url, tokens=local_tokens, clients=clients, seconds=seconds)
-        report["server"] = "atrium up --no-worker in a temporary ATRIUM_HOME (embedded PostgreSQL and Redis)"
+        report["server"] = "atrium up (web and worker) in a temporary ATRIUM_HOME (embedded PostgreSQL and Redis)"
     out = stdout or sys.stdout
     out.write(_json_dumps(report) + "\n" if as_json else _human(report))
 
@@ -442,7 +542,8 @@ def _human(report: dict[str, Any]) -> str:
         f"{report['load_average']['after']} after",
         f"  queueing: {report['queueing']}",
         f"  calls: {report['calls']} in {report['window_s']} s  throughput: {report['throughput_per_s']}/s  "
-        f"errors: {report['errors']}",
+        f"latency p50 {report['p50_ms']} ms, p95 {report['p95_ms']} ms  errors: {report['errors']}  "
+        f"lost: {report['lost']}",
         "  tools/call overhead beyond the service call (all tools):",
         f"    server-side (Server-Timing total − service): {_fig(overhead['server'])}",
         f"    server-side without the wait for an ORM thread: {_fig(overhead['server_excluding_wait'])}",

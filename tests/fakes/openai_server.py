@@ -8,9 +8,11 @@ request, and answers each path from a script of behaviours (queued replies, cons
         ...  # point the code under test at srv.base_url ("http://127.0.0.1:<port>/v1")
         assert len(srv.requests_to(CHAT_PATH)) == 2
 
-When a path's script is empty, chat answers 400 with an "unscripted" error (so a test that forgot to script a
-reply fails loudly, and without being retried), and embeddings answer with deterministic unit vectors derived from
-a hash of each input (``fake_embedding``). Stdlib only, so it can serve any test suite.
+When a path's script is empty, its standing behaviour answers (``srv.standing(path, behaviour)``: an endpoint that
+is down, slow or healthy for as long as a test says, whoever calls it); without one, chat answers 400 with an
+"unscripted" error (so a test that forgot to script a reply fails loudly, and without being retried), and embeddings
+answer with deterministic unit vectors derived from a hash of each input (``fake_embedding``). ``Slow(s, then=None)``
+waits, then gives that default answer. Stdlib only, so it can serve any test suite.
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ class Slow:
     """Wait ``seconds`` before sending anything, then behave like ``then``."""
 
     seconds: float
-    then: Behaviour
+    then: Behaviour | None  # None: the path's default answer
 
 
 @dataclass(frozen=True)
@@ -189,6 +191,7 @@ class FakeOpenAI:
         self.model = model
         self._lock = threading.Lock()
         self._scripts: dict[str, deque[Behaviour]] = {CHAT_PATH: deque(), EMBEDDINGS_PATH: deque()}
+        self._standing: dict[str, Behaviour] = {}
         self._requests: list[RecordedRequest] = []
         self._completions = 0
         # Set on close so that handlers sleeping in a Slow behaviour wake up instead of holding the test run.
@@ -258,6 +261,14 @@ class FakeOpenAI:
     def script_embeddings(self, behaviours: Iterable[Behaviour]) -> None:
         self.script(EMBEDDINGS_PATH, behaviours)
 
+    def standing(self, path: str, behaviour: Behaviour | None) -> None:
+        """Answer every request to ``path`` with ``behaviour`` while its script is empty (None: the default again)."""
+        with self._lock:
+            if behaviour is None:
+                self._standing.pop(path, None)
+            else:
+                self._standing[path] = behaviour
+
     def pending(self, path: str = CHAT_PATH) -> int:
         """How many scripted behaviours for ``path`` have not been consumed yet."""
         with self._lock:
@@ -279,7 +290,7 @@ class FakeOpenAI:
         with self._lock:
             self._requests.append(request)
             queue = self._scripts.get(request.path)
-            return queue.popleft() if queue else None
+            return queue.popleft() if queue else self._standing.get(request.path)
 
     def _next_completion_id(self) -> str:
         with self._lock:

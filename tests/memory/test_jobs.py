@@ -356,6 +356,21 @@ def test_slow_llm_reply_times_out_and_falls_back(palace: Palace, cluster: list[M
     assert Memory.objects.get(pk=applied.rule_id).content != "late"
 
 
+def test_llm_server_errors_fall_back_to_rules_after_the_retries_and_the_rule_says_why(
+    palace: Palace, cluster: list[Memory], fake_llm: FakeOpenAI
+) -> None:
+    fake_llm.script_chat([http_error(500), http_error(503)])
+    result = distill_run(mode="apply", llm=config_for(fake_llm, max_retries=1))
+    (applied,) = result.clusters
+    assert len(fake_llm.requests_to("/v1/chat/completions")) == 2  # retried once, then gave up
+    assert applied.producer == "rules"
+    assert applied.fallback.startswith("LLM failed, used rules") and "503" in applied.fallback
+    rule = Memory.objects.get(pk=applied.rule_id)
+    assert rule.meta["producer"] == "rules" and rule.meta["fallback"] == applied.fallback
+    detail = OpLog.objects.get(op="memory.distill").detail
+    assert detail["producer"] == "rules" and detail["fallback"] == applied.fallback
+
+
 def test_suggest_calls_no_llm_unless_asked(palace: Palace, cluster: list[Memory], fake_llm: FakeOpenAI) -> None:
     result = distill_run(mode="suggest", llm=config_for(fake_llm))
     assert result.clusters[0].producer == "rules"

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from memory.search import memory_search
-from tests.fakes.openai_server import CHAT_PATH, FakeOpenAI, chat_json, http_error, slow
+from tests.fakes.openai_server import CHAT_PATH, FakeOpenAI, chat_content, chat_json, http_error, raw_body, slow
 
 
 @pytest.fixture
@@ -70,6 +70,29 @@ def test_a_failing_model_degrades_to_the_query_as_given(alice: Any, notes: dict[
     assert result.hits[0].memory.pk == notes["tea"].pk
     assert "via" not in result.hits[0].label
     assert len(model.requests_to(CHAT_PATH)) == 1  # no retry: a search does not wait on a failing model
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        chat_content("Sure! Here are some queries: green tea, morning drinks"),
+        chat_json({"queries": "green tea"}),
+        chat_json({"unexpected": True}),
+        raw_body("<html>502 Bad Gateway</html>", status=200, content_type="text/html"),
+    ],
+    ids=["prose", "wrong-type", "wrong-shape", "html"],
+)
+def test_a_garbage_reply_degrades_to_the_query_as_given_and_says_so(
+    alice: Any, notes: dict[str, Any], model: FakeOpenAI, reply: Any
+) -> None:
+    model.script_chat([reply])
+
+    result = search(alice, "green tea")
+
+    assert result.rewrite == "failed" and result.rewrite_error != ""
+    assert result.queries == ["green tea"]
+    assert result.hits[0].memory.pk == notes["tea"].pk
+    assert "via" not in result.hits[0].label
 
 
 def test_a_slow_model_times_out_and_the_search_goes_on(

