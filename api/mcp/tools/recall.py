@@ -73,6 +73,7 @@ def _search(
         as_of=as_of,
         limit=limit,
         token_id=call.token_id,
+        reinforce=call.caller.can_write,  # a read token leaves hit counts and last access as they were
     )
     labels = palace_labels(user=call.user, palace_ids={h.memory.palace_id for h in result.hits})
     out = mapping.search_out(query=query, result=result, labels=labels)
