@@ -14,7 +14,7 @@ from ninja import Field, Query, Router, Schema
 from pydantic import ConfigDict
 
 from api.auth import caller_of
-from api.schemas import ErrorOut
+from api.schemas import ErrorOut, Instant, ProjectOrigin
 from memory.search import MAX_LIMIT, MAX_QUERY_CHARS, SearchResult, memory_search
 from palace.errors import InvalidInput
 from palace.kinds import KindName
@@ -31,11 +31,11 @@ class SearchIn(Schema):
 
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     palace: int | None = None
-    project: str | None = None
+    project: ProjectOrigin | None = None
     kind: KindName | None = None
     room: str | None = Field(default=None, max_length=120)
     status: StatusName = "active"
-    as_of: datetime | None = None
+    as_of: Instant | None = None
     limit: int = Field(default=10, ge=1, le=MAX_LIMIT)
 
 
