@@ -61,6 +61,8 @@ def on_invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
 
 @api.exception_handler(HttpError)
 def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    if exc.status_code == 400:  # ninja's "Cannot parse request body": invalid input like any other, a documented 422
+        return error_body(api, request, 422, "invalid", f"the request body is not valid JSON ({exc})")
     return error_body(api, request, exc.status_code, "error", str(exc))
 
 

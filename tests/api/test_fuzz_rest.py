@@ -181,3 +181,13 @@ def test_an_empty_project_is_a_422_not_a_clash_with_palace(
         response = client.get(path, {"project": ""})
         assert response.status_code == 422 and "project" in response.json()["error"]["message"], path
         assert client.get(path, {"project": PROJECT_ORIGIN}).status_code == 200, path  # positive control
+
+
+@pytest.mark.parametrize("body", [b"\x00", b"{not json", b'{"query": "port"'])
+def test_a_body_that_is_not_json_is_a_documented_422(alice: Any, client_for: Callable[[Any], Any], body: bytes) -> None:
+    client = client_for(alice)
+    response = client.post(URL, body, content_type="application/json")
+    assert response.status_code == 422
+    assert "not valid JSON" in response.json()["error"]["message"]
+    ok = client.post(URL, {"query": "port"}, content_type="application/json")
+    assert ok.status_code == 200  # positive control
