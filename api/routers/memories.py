@@ -35,7 +35,7 @@ class _Strict(Schema):
 
 
 class ItemIn(_Strict):
-    content: str
+    content: str = Field(min_length=1)
     kind: KindName = "fact"
     placard: str = ""
     occurred_at: Instant | None = None
@@ -51,7 +51,7 @@ class SaveIn(_Strict):
 
     palace: int | None = None
     project: ProjectOrigin | None = None
-    content: str | None = None
+    content: str | None = Field(default=None, min_length=1)
     kind: KindName = "fact"
     placard: str = ""
     occurred_at: Instant | None = None

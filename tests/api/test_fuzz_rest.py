@@ -191,3 +191,15 @@ def test_a_body_that_is_not_json_is_a_documented_422(alice: Any, client_for: Cal
     assert "not valid JSON" in response.json()["error"]["message"]
     ok = client.post(URL, {"query": "port"}, content_type="application/json")
     assert ok.status_code == 200  # positive control
+
+
+def test_empty_content_is_refused_by_the_documented_schema(alice: Any, client_for: Callable[[Any], Any]) -> None:
+    client = client_for(alice)
+    for body in ({"content": ""}, {"items": [{"content": ""}]}):
+        response = client.post("/api/v1/memories", body, content_type="application/json")
+        assert response.status_code == 422, body
+        assert "content" in response.json()["error"]["message"]
+    ok = client.post(
+        "/api/v1/memories", {"content": "The staging proxy runs on port 8080."}, content_type="application/json"
+    )
+    assert ok.status_code in (200, 201)  # positive control
