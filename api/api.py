@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
+from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
@@ -60,6 +61,8 @@ def on_invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
 
 @api.exception_handler(HttpError)
 def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    if exc.status_code == 400:  # ninja's "Cannot parse request body": invalid input like any other, a documented 422
+        return error_body(api, request, 422, "invalid", f"the request body is not valid JSON ({exc})")
     return error_body(api, request, exc.status_code, "error", str(exc))
 
 
@@ -73,3 +76,10 @@ api.add_router("/stats", stats.router)
 api.add_router("/search", search.router)
 api.add_router("/distill", distill.router)
 api.add_router("", profile.router)
+
+
+@csrf_exempt  # it changes nothing; a POST to a wrong path gets the same JSON 404
+def path_not_found(request: HttpRequest, rest: str = "") -> HttpResponse:
+    """Any other path under /api/v1/ (an id that is not a number, a typo): the API's JSON 404, not the site's HTML
+    page, so a client always gets the documented error shape."""
+    return error_body(api, request, 404, "not_found", f"no such API path: {request.path}")

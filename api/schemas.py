@@ -1,8 +1,12 @@
-"""Shared response shapes."""
+"""Shared response shapes and input types."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from typing import Annotated
+
 from ninja import Schema
+from pydantic import AfterValidator, Field
 
 
 class ErrorDetail(Schema):
@@ -12,3 +16,28 @@ class ErrorDetail(Schema):
 
 class ErrorOut(Schema):
     error: ErrorDetail
+
+
+def _utc_instant(value: datetime) -> datetime:
+    """An aware time as UTC: PostgreSQL refuses UTC offsets beyond ±15:59 that ISO 8601 (and Python) allow, and an
+    offset can push a date past year 1 or 9999. Either was a 500; now the offset is applied here, or it is a 422."""
+    if value.tzinfo is None:
+        return value
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("date out of range: with its UTC offset it must fall between the years 1 and 9999") from None
+
+
+Instant = Annotated[datetime, AfterValidator(_utc_instant)]
+"""A datetime input, stored and compared as UTC (any offset ISO 8601 allows)."""
+
+
+ProjectOrigin = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=400,
+        description="a project's git origin (github.com/org/repo, any spelling); give palace or project, not both",
+    ),
+]

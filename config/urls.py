@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.http import HttpRequest, JsonResponse
-from django.urls import include, path
+from django.urls import include, path, re_path
 
-from api.api import api
+from api.api import api, path_not_found
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
@@ -16,6 +16,7 @@ urlpatterns = [
     path("healthz", healthz),
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
+    re_path(r"^api/v1/(?P<rest>.*)$", path_not_found),
     path("i18n/", include("django.conf.urls.i18n")),
     path("", include("panel.urls")),
 ]

@@ -17,7 +17,9 @@
    recency and proof boosts. A search where nothing passes says so: `matched` is False and there are no hits.
 6. Cues (neighbouring slots of the same room) for the top hits, an evidence batch, and reinforcement: an
    AccessRecord per hit plus hit_count/last_accessed_at, in one statement. Retrievals are not mutations: no
-   op-log rows.
+   op-log rows. Reinforcement is shared ranking state, so it counts only hits in palaces the user may write
+   (owner or editor): a viewer's searches leave a project palace as they found it. Doors pass
+   `reinforce=False` for read tokens and for any search that must not write (a GET from a browser session).
 
 On a miss, `fallback="overview"` adds an overview of the palaces (memory.search_overview) labelled as such, never
 as hits. With a chat model configured and rewriting on, the query is first rewritten into up to three
@@ -44,7 +46,7 @@ from memory.search_rank import Candidate, apply_floor, floor_for, pool, rank
 from memory.search_rewrite import retrieve_rewritten
 from palace.errors import InvalidInput, NotFound
 from palace.models import Slot
-from palace.selectors import palaces_readable
+from palace.selectors import palaces_readable, palaces_writable
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -240,7 +242,7 @@ WITH batch AS (
 ), access AS (
     INSERT INTO memory_accessrecord (memory_id, user_id, token_id, batch, rank, via, created_at)
     SELECT hit.memory_id, %(user)s, %(token)s, %(batch)s, hit.rank, 'search', %(now)s
-    FROM unnest(%(ids)s::bigint[]) WITH ORDINALITY AS hit(memory_id, rank) WHERE %(reinforce)s
+    FROM unnest(%(ids)s::bigint[], %(ranks)s::int[]) AS hit(memory_id, rank) WHERE %(reinforce)s
 ), bump AS (
     UPDATE memory_memory SET hit_count = hit_count + 1, last_accessed_at = %(now)s
     WHERE id = ANY(%(ids)s::bigint[]) AND %(reinforce)s
@@ -254,17 +256,21 @@ def _record(
     user: Any,
     query: str,
     hits: list[Hit],
+    reinforced: list[Hit],
     palaces: list[int],
     token_id: int | None,
     register: bool,
     reinforce: bool,
     now: datetime,
 ) -> str | None:
-    """The evidence batch (newest BATCH_KEEP per user) and the reinforcement (AccessRecord rows, hit_count and
-    last_accessed_at), in one statement. Retrievals are not mutations: nothing goes to the op log."""
+    """The evidence batch (newest BATCH_KEEP per user, of all `hits`) and the reinforcement of the `reinforced`
+    hits (AccessRecord rows, hit_count and last_accessed_at), in one statement. Retrievals are not mutations:
+    nothing goes to the op log."""
     user_id = user.pk if user is not None and user.is_authenticated else None
     register = register and user_id is not None
     handle = "b_" + secrets.token_urlsafe(12) if register else None
+    chosen = {id(hit) for hit in reinforced}
+    ranked = [(rank, hit) for rank, hit in enumerate(hits, start=1) if id(hit) in chosen]
     with connection.cursor() as cursor:
         cursor.execute(
             _RECORD_SQL,
@@ -278,12 +284,13 @@ def _record(
                 "register": register,
                 "token": token_id,
                 "batch": handle or "",
-                "ids": [hit.memory.pk for hit in hits],
+                "ids": [hit.memory.pk for _, hit in ranked],
+                "ranks": [rank for rank, _ in ranked],
                 "reinforce": reinforce,
             },
         )
     if reinforce:
-        for hit in hits:
+        for hit in reinforced:
             hit.memory.hit_count += 1
             hit.memory.last_accessed_at = now
     return handle
@@ -330,11 +337,17 @@ def memory_search(
     hits = _hits(found.ranked[:limit])
     _cues(hits)
     batch = None
+    reinforced: list[Hit] = []
+    if reinforce and hits:
+        writable = set(palaces_writable(user=user).filter(pk__in=palaces).values_list("pk", flat=True))
+        reinforced = [hit for hit in hits if hit.memory.palace_id in writable]
+        reinforce = bool(reinforced)
     if hits and (register_batch or reinforce):
         batch = _record(
             user=user,
             query=query,
             hits=hits,
+            reinforced=reinforced,
             palaces=palaces,
             token_id=token_id,
             register=register_batch,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
@@ -27,7 +28,7 @@ from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound
 from palace.kinds import KindName
 from palace.oplog import oplog_write
-from palace.selectors import palace_get
+from palace.selectors import palace_get, palaces_writable
 
 CONFIDENCE_SUCCESS_STEP = 0.05
 CONFIDENCE_FAILURE_STEP = -0.1
@@ -218,14 +219,16 @@ def memory_report(*, memory_id: int, actor: Actor, outcome: str, note: str = "")
     return row
 
 
-def memory_reinforce_cited(*, memory_ids: list[int], actor: Actor, batch: str) -> list[int]:
+def memory_reinforce_cited(*, memory_ids: list[int], user: AbstractBaseUser, actor: Actor, batch: str) -> list[int]:
     """Confidence +0.05 (capped at 1) for each active memory a sufficient `assess` cited: the seed's hit
     reinforcement, earned by being the evidence of an answer rather than by merely turning up in a search. Called
-    inside the assess transaction, once per search batch. One op row per memory. Returns the ids reinforced."""
+    inside the assess transaction, once per search batch. One op row per memory. Returns the ids reinforced.
+    Confidence is shared ranking state: only memories in palaces the user may write are reinforced (a viewer's
+    verdict changes nothing a project's other members rank by)."""
     rows = list(
         Memory.objects.select_for_update(of=("self",))
         .select_related("palace")
-        .filter(pk__in=memory_ids, status=Memory.Status.ACTIVE)
+        .filter(pk__in=memory_ids, status=Memory.Status.ACTIVE, palace__in=palaces_writable(user=user))
         .order_by("pk")
     )
     for row in rows:

@@ -35,3 +35,10 @@ class InvalidInput(AtriumError):
 class Conflict(AtriumError):
     code = "conflict"
     status = 409
+
+
+class Throttled(AtriumError):
+    """Too many of one action in a short time; the message says when to try again."""
+
+    code = "throttled"
+    status = 429

@@ -17,7 +17,7 @@ from pydantic import ConfigDict
 
 from accounts.caller import Caller
 from api.auth import caller_of
-from api.schemas import ErrorOut
+from api.schemas import ErrorOut, Instant, ProjectOrigin
 from memory import pipeline, selectors, services, versions
 from memory.models import Memory
 from palace.errors import InvalidInput
@@ -36,10 +36,10 @@ class _Strict(Schema):
 
 
 class ItemIn(_Strict):
-    content: str
+    content: str = Field(min_length=1)
     kind: KindName = "fact"
     placard: str = ""
-    occurred_at: datetime | None = None
+    occurred_at: Instant | None = None
     speaker: str = ""
     source_session: str = ""
     source_turn: str = ""
@@ -52,18 +52,18 @@ class SaveIn(_Strict):
     """One memory (`content`, `kind`, …) or a batch (`items`, up to 10), into `palace` or `project`."""
 
     palace: int | None = None
-    project: str | None = None
-    content: str | None = None
+    project: ProjectOrigin | None = None
+    content: str | None = Field(default=None, min_length=1)
     kind: KindName = "fact"
     placard: str = ""
-    occurred_at: datetime | None = None
+    occurred_at: Instant | None = None
     speaker: str = ""
     source_session: str = ""
     source_turn: str = ""
     source_seq: int | None = None
     importance: float | None = None
     restore: bool = False  # content restating a forgotten memory restores it (else: defer, nothing saved)
-    items: list[ItemIn] | None = Field(default=None, max_length=pipeline.MAX_BATCH_ITEMS)
+    items: list[ItemIn] | None = Field(default=None, min_length=1, max_length=pipeline.MAX_BATCH_ITEMS)
 
 
 class MemoryOut(Schema):
@@ -126,7 +126,7 @@ class PageOut(Schema):
 
 class ListQuery(Schema):
     palace: int | None = None
-    project: str | None = None
+    project: ProjectOrigin | None = None
     kind: KindName | None = None
     status: Literal["active", "archived", "forgotten", "superseded", "any"] = "active"
     room: str | None = None

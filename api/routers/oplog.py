@@ -9,7 +9,7 @@ from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema
 
 from api.auth import caller_of
-from api.schemas import ErrorOut
+from api.schemas import ErrorOut, Instant, ProjectOrigin
 from palace.errors import InvalidInput
 from palace.selectors import OPLOG_PAGE_MAX, oplog_page, palace_get
 
@@ -20,9 +20,9 @@ MAX_LIMIT = OPLOG_PAGE_MAX
 
 class OpLogQuery(Schema):
     palace: int | None = None
-    project: str | None = None
+    project: ProjectOrigin | None = None
     op: str | None = Field(default=None, description="an op name (memory.save) or a prefix ending in '.' (memory.)")
-    since: datetime | None = None
+    since: Instant | None = None
     before: int | None = Field(default=None, description="only rows with a smaller id (the next page)")
     limit: int = Field(default=50, ge=1, le=MAX_LIMIT)
 

@@ -36,7 +36,7 @@ def palaces_list(request: HttpRequest) -> list[PalaceOut]:
     ]
 
 
-@router.get("/{palace_id}/members", response={200: list[MemberOut], 401: ErrorOut, 404: ErrorOut})
+@router.get("/{int:palace_id}/members", response={200: list[MemberOut], 401: ErrorOut, 404: ErrorOut, 422: ErrorOut})
 def palace_members(request: HttpRequest, palace_id: int) -> list[MemberOut]:
     """Members of a palace you belong to."""
     caller = caller_of(request)

@@ -18,7 +18,16 @@ from review.selectors import review_due_count
 router = Router(tags=["profile"])
 
 
-@router.get("/profile.txt", auth=TokenAuth(), response={200: str, 401: ErrorOut, 404: ErrorOut})
+@router.get(
+    "/profile.txt",
+    auth=TokenAuth(),
+    response={200: str, 401: ErrorOut, 404: ErrorOut},
+    openapi_extra={
+        "responses": {
+            "200": {"description": "the profile text", "content": {"text/plain": {"schema": {"type": "string"}}}}
+        }
+    },
+)
 def profile_text(request: HttpRequest) -> HttpResponse:
     """Your standing profile (personal palace): plain text for injection at session start."""
     caller = caller_of(request)

@@ -10,7 +10,7 @@ from ninja import Field, Query, Router, Schema
 from pydantic import ConfigDict
 
 from api.auth import caller_of
-from api.schemas import ErrorOut
+from api.schemas import ErrorOut, ProjectOrigin
 from memory.selectors import memory_get
 from palace.errors import InvalidInput
 from palace.selectors import palace_get
@@ -23,7 +23,7 @@ ERRORS: dict[int, Any] = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: Erro
 
 class QueueQuery(Schema):
     palace: int | None = None
-    project: str | None = None
+    project: ProjectOrigin | None = None
     limit: int = Field(default=50, ge=1, le=selectors.QUEUE_MAX)
 
 
@@ -108,7 +108,7 @@ def review_queue(request: HttpRequest, q: Query[QueueQuery]) -> dict[str, Any]:
 
 
 @router.get("/due", response={200: DueOut, **ERRORS})
-def review_due(request: HttpRequest, palace: int | None = None, project: str | None = None) -> dict[str, int]:
+def review_due(request: HttpRequest, palace: int | None = None, project: ProjectOrigin | None = None) -> dict[str, int]:
     """How many memories are due now."""
     caller = caller_of(request)
     return {"due": selectors.review_due_count(user=caller.user, palace_ids=_palaces(request, palace, project))}

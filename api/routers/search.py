@@ -14,7 +14,7 @@ from ninja import Field, Query, Router, Schema
 from pydantic import ConfigDict
 
 from api.auth import caller_of
-from api.schemas import ErrorOut
+from api.schemas import ErrorOut, Instant, ProjectOrigin
 from memory.search import MAX_LIMIT, MAX_QUERY_CHARS, SearchResult, memory_search
 from palace.errors import InvalidInput
 from palace.kinds import KindName
@@ -31,11 +31,11 @@ class SearchIn(Schema):
 
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     palace: int | None = None
-    project: str | None = None
+    project: ProjectOrigin | None = None
     kind: KindName | None = None
     room: str | None = Field(default=None, max_length=120)
     status: StatusName = "active"
-    as_of: datetime | None = None
+    as_of: Instant | None = None
     limit: int = Field(default=10, ge=1, le=MAX_LIMIT)
 
 
@@ -79,6 +79,10 @@ class SearchOut(Schema):
 
 def _search(request: HttpRequest, params: SearchIn) -> dict[str, Any]:
     caller = caller_of(request)
+    # A GET from a browser session writes nothing (any page could trigger it cross-site): no evidence batch, no
+    # reinforcement. A bearer token is not sent by the browser on its own, so a token's GET keeps both, like POST.
+    # Read tokens never reinforce (memory.search also spares palaces the user may only view).
+    writes = request.method == "POST" or caller.token is not None
     if params.palace is not None and params.project is not None:
         raise InvalidInput("give palace or project, not both")
     palace_ids = None
@@ -94,6 +98,8 @@ def _search(request: HttpRequest, params: SearchIn) -> dict[str, Any]:
         as_of=params.as_of,
         limit=params.limit,
         token_id=caller.token.pk if caller.token is not None else None,
+        reinforce=writes and caller.can_write,
+        register_batch=writes,
     )
     return _out(result)
 
@@ -139,7 +145,8 @@ def _out(result: SearchResult) -> dict[str, Any]:
 
 @router.get("", response={200: SearchOut, **ERRORS})
 def search_get(request: HttpRequest, params: Query[SearchIn]) -> dict[str, Any]:
-    """Hybrid search over the palaces you may read (or the one named by `palace` / `project`)."""
+    """Hybrid search over the palaces you may read (or the one named by `palace` / `project`). With a browser
+    session a GET records nothing (`batch` is null); POST, or a bearer token, registers the evidence batch."""
     return _search(request, params)
 
 

@@ -9,7 +9,7 @@ from django.http import HttpRequest
 from ninja import Router, Schema
 
 from api.auth import caller_of
-from api.schemas import ErrorOut
+from api.schemas import ErrorOut, ProjectOrigin
 from palace.errors import InvalidInput
 from palace.selectors import palace_get
 from review.selectors import memory_overview
@@ -47,7 +47,7 @@ class StatsOut(Schema):
 
 
 @router.get("", response={200: StatsOut, **ERRORS})
-def stats(request: HttpRequest, palace: int | None = None, project: str | None = None) -> dict[str, Any]:
+def stats(request: HttpRequest, palace: int | None = None, project: ProjectOrigin | None = None) -> dict[str, Any]:
     """Statistics of one palace (`palace` id or `project` origin; your personal palace when neither).
     `signal_ratio` is the share of active memories retrieved at least once, null when there are none."""
     if palace is not None and project is not None:

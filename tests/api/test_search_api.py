@@ -170,3 +170,54 @@ def test_search_is_documented_in_openapi(client: Any, db: Any) -> None:
     paths = client.get("/api/v1/openapi.json").json()["paths"]
 
     assert {"get", "post"} <= set(paths["/api/v1/search"])
+
+
+def _ranking_state(memory: Memory) -> tuple[int, Any, int]:
+    memory.refresh_from_db()
+    return memory.hit_count, memory.last_accessed_at, AccessRecord.objects.filter(memory=memory).count()
+
+
+def test_a_session_get_writes_nothing_and_a_writers_post_reinforces(
+    alice: Any, shared: Memory, client_for: Callable[[Any], Any]
+) -> None:
+    client = client_for(alice)
+    before = _ranking_state(shared)
+
+    response = client.get(URL, {"query": "which port does the demo service use"})
+    assert response.status_code == 200
+    assert response.json()["hits"][0]["memory"]["id"] == shared.pk
+    assert response.json()["batch"] is None
+    assert _ranking_state(shared) == before
+    assert SearchBatch.objects.count() == 0
+
+    response = client.post(URL, {"query": "which port does the demo service use"}, content_type="application/json")
+    assert response.status_code == 200  # positive control: the owner's POST reinforces and registers a batch
+    assert response.json()["batch"].startswith("b_")
+    hits, last, records = _ranking_state(shared)
+    assert (hits, records) == (before[0] + 1, before[2] + 1) and last is not None
+
+
+def test_a_viewers_or_read_tokens_search_leaves_project_ranking_state_alone(
+    alice: Any,
+    bob: Any,
+    shared: Memory,
+    client_for: Callable[[Any], Any],
+    token_for: Callable[..., str],
+    bearer: Callable[[str], dict[str, str]],
+) -> None:
+    before = _ranking_state(shared)
+    query = {"query": "which port does the demo service use"}
+
+    as_viewer = client_for(bob).post(URL, query, content_type="application/json")
+    as_read_token = client_for(alice).post(
+        URL, query, content_type="application/json", **bearer(token_for(alice, scope="read", label="read"))
+    )
+    for response in (as_viewer, as_read_token):
+        assert response.status_code == 200
+        assert response.json()["hits"][0]["memory"]["id"] == shared.pk
+        assert response.json()["batch"].startswith("b_")  # their own evidence batch is still theirs to cite
+    assert _ranking_state(shared) == before
+
+    response = client_for(alice).post(URL, query, content_type="application/json", **bearer(token_for(alice)))
+    assert response.status_code == 200  # positive control: the owner's write token reinforces
+    assert _ranking_state(shared)[0] == before[0] + 1

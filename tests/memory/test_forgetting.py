@@ -24,6 +24,7 @@ from memory.search_rank import Candidate, rank
 from memory.services import memory_forget, memory_report, memory_restore
 from memory.testing import T0, make_memory
 from palace.actors import Actor
+from palace.errors import Conflict
 from palace.models import OpLog, Palace
 
 Save = Callable[..., SaveResult]
@@ -129,13 +130,29 @@ def test_a_cited_sufficient_assess_reinforces_confidence_once_per_search(alice: 
     assert cited.confidence == 0.7
     batch = _batch(alice, alice_palace, [cited.pk, uncited.pk])
     assert _assess(alice, batch, ["r1"]).sufficient
-    _assess(alice, batch, ["r1"])  # the same search cited again earns nothing more
+    with pytest.raises(Conflict):  # the same search cited again is refused and earns nothing more
+        _assess(alice, batch, ["r1"])
     cited.refresh_from_db()
     uncited.refresh_from_db()
     assert cited.confidence == pytest.approx(0.75)
     assert uncited.confidence == 0.7
     op = OpLog.objects.get(op="memory.reinforce")
     assert op.target_id == cited.pk and op.detail["confidence"] == pytest.approx(0.75)
+
+
+def test_a_viewers_sufficient_assess_leaves_a_projects_confidence_alone(
+    alice: Any, bob: Any, project: Palace, alice_palace: Palace
+) -> None:
+    """Confidence is shared ranking state: bob (a viewer of the project) earns nothing for its memories, while
+    alice's verdict on the same memory does (the positive control)."""
+    shared = make_memory(project, "the project deploys on Fridays")
+    assert _assess(bob, _batch(bob, project, [shared.pk]), ["r1"]).sufficient
+    shared.refresh_from_db()
+    assert shared.confidence == 0.7
+    assert not OpLog.objects.filter(op="memory.reinforce", target_id=shared.pk).exists()
+    _assess(alice, _batch(alice, project, [shared.pk]), ["r1"])
+    shared.refresh_from_db()
+    assert shared.confidence == pytest.approx(0.75)
 
 
 def test_reinforcement_is_capped_at_one(alice: Any, alice_palace: Palace) -> None:

@@ -12,6 +12,7 @@ from pydantic import Field
 from api.mcp import mapping, schemas, text
 from api.mcp.registry import resource, tool
 from api.mcp.runner import ToolCall, run
+from api.schemas import Instant
 from memory import selectors as memory_selectors
 from memory.evidence import evidence_assess
 from memory.profile import profile_build
@@ -35,7 +36,7 @@ async def memory_search_tool(
     ] = None,
     kind: Annotated[schemas.Kind | None, Field(description="Only this kind.")] = None,
     as_of: Annotated[
-        datetime | None, Field(description="Point in time (ISO 8601): only memories that had happened by then.")
+        Instant | None, Field(description="Point in time (ISO 8601): only memories that had happened by then.")
     ] = None,
     project: schemas.Project = None,
     limit: Annotated[int, Field(ge=1, le=MAX_SEARCH_LIMIT, description="How many hits (1–50).")] = 10,
@@ -73,6 +74,7 @@ def _search(
         as_of=as_of,
         limit=limit,
         token_id=call.token_id,
+        reinforce=call.caller.can_write,  # a read token leaves hit counts and last access as they were
     )
     labels = palace_labels(user=call.user, palace_ids={h.memory.palace_id for h in result.hits})
     out = mapping.search_out(query=query, result=result, labels=labels)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from api.mcp.server import WRITE_TOOLS
-from memory.models import Memory, SearchBatch
+from memory.models import AccessRecord, Memory, SearchBatch
 from palace.models import OpLog
 from tests.api.mcp.conftest import MODES, mcp_client, run, text_of
 from tests.conftest import PROJECT_ORIGIN
@@ -242,24 +242,26 @@ def test_degraded_marker_when_the_embedder_is_down(tokens: dict[str, str], embed
 
 def test_assess_through_mcp_enforces_the_rules(tokens: dict[str, str]) -> None:
     first = _seed(tokens["alice"])
-    second = run(_calls(tokens["alice"], [("memory_search", {"query": "ops wiki checklist"})]))[0].structured_content
+    # One verdict per batch: each claim gets a search of its own.
+    searches = run(_calls(tokens["alice"], [("memory_search", {"query": "ops wiki checklist"})] * 4))
+    second, third, fourth, fifth = (r.structured_content for r in searches)
     claims = [
         {"batchId": second["batchId"], "evidenceRefs": [first["ref"]], "adequate": True, "nextStrategy": "answer"},
         {
-            "batchId": second["batchId"],
-            "evidenceRefs": [second["hits"][0]["ref"]],
+            "batchId": third["batchId"],
+            "evidenceRefs": [third["hits"][0]["ref"]],
             "adequate": False,
             "nextStrategy": "answer",
         },
         {
-            "batchId": second["batchId"],
-            "evidenceRefs": [second["hits"][0]["ref"]],
+            "batchId": fourth["batchId"],
+            "evidenceRefs": [fourth["hits"][0]["ref"]],
             "adequate": True,
             "nextStrategy": "ask_user",
         },
         {
-            "batchId": second["batchId"],
-            "evidenceRefs": [second["hits"][0]["ref"]],
+            "batchId": fifth["batchId"],
+            "evidenceRefs": [fifth["hits"][0]["ref"]],
             "adequate": True,
             "nextStrategy": "answer",
         },
@@ -272,3 +274,32 @@ def test_assess_through_mcp_enforces_the_rules(tokens: dict[str, str]) -> None:
     assert all(v["nextStrategy"] == "retrieve" for v in verdicts[:3])
     assert OpLog.objects.filter(op="evidence.assess").count() == 4
     assert SearchBatch.objects.get(handle=second["batchId"]).assessed
+
+
+def test_a_second_assess_of_one_batch_is_a_tool_error(tokens: dict[str, str]) -> None:
+    seeded = _seed(tokens["alice"])
+    claim = {"batchId": seeded["batch"], "evidenceRefs": [seeded["ref"]], "adequate": True, "nextStrategy": "answer"}
+    first, again = run(_calls(tokens["alice"], [("memory_assess", claim), ("memory_assess", claim)]))
+    assert not first.is_error and first.structured_content["verdict"] == "sufficient"  # positive control
+    assert again.is_error and "already has a verdict" in text_of(again)
+    assert OpLog.objects.filter(op="evidence.assess").count() == 1
+
+
+def test_a_read_token_search_leaves_ranking_state_alone(tokens: dict[str, str]) -> None:
+    seeded = _seed(tokens["alice"])
+    before = Memory.objects.get(pk=seeded["id"])
+    records = AccessRecord.objects.count()
+    search = ("memory_search", {"query": "launch codename Bluebird"})
+
+    (read,) = run(_calls(tokens["alice_read"], [search]))
+    assert not read.is_error and read.structured_content["hits"][0]["id"] == seeded["id"]
+    after = Memory.objects.get(pk=seeded["id"])
+    assert (after.hit_count, after.last_accessed_at) == (before.hit_count, before.last_accessed_at)
+    assert AccessRecord.objects.count() == records
+    assert SearchBatch.objects.filter(handle=read.structured_content["batchId"]).exists()  # assess may cite it
+
+    (write,) = run(_calls(tokens["alice"], [search]))  # positive control: a write token reinforces
+    assert not write.is_error
+    after = Memory.objects.get(pk=seeded["id"])
+    assert after.hit_count == before.hit_count + 1 and after.last_accessed_at != before.last_accessed_at
+    assert AccessRecord.objects.count() > records
