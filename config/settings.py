@@ -13,6 +13,8 @@ import zoneinfo
 from pathlib import Path
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
+from ops.embedded import private_home
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 # (check id, variable, message) for every bad value found below; config/checks.py turns them into system checks.
@@ -107,27 +109,30 @@ def database_from_url(url: str, *, conn_max_age: int) -> dict[str, object]:
     }
 
 
-ATRIUM_HOME = Path(env("ATRIUM_HOME", str(BASE_DIR / "var"))).expanduser().resolve()
+ATRIUM_HOME = private_home(Path(env("ATRIUM_HOME", str(BASE_DIR / "var"))).expanduser().resolve())
 
 # --- core ---------------------------------------------------------------------------------------------------
 
 DEBUG = env_bool("ATRIUM_DEBUG", False)
 
 
-def _secret_key() -> str:
-    configured = env("ATRIUM_SECRET_KEY")
-    if configured:
-        return configured
-    # Local default: a random key kept under ATRIUM_HOME so sessions survive a restart.
-    ATRIUM_HOME.mkdir(parents=True, exist_ok=True)
-    key_file = ATRIUM_HOME / "secret_key"
-    if not key_file.exists():
-        key_file.write_text(secrets.token_urlsafe(50))
-        key_file.chmod(0o600)
+def secret_key_file(home: Path) -> str:
+    """The local default key: random, kept in `home`/secret_key so sessions survive a restart.
+
+    The file is created 0600 in one step (O_EXCL), never written world-readable first and narrowed after; two
+    processes starting at once both read the one key the first of them wrote."""
+    private_home(home)
+    key_file = home / "secret_key"
+    try:
+        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return key_file.read_text().strip()
+    with os.fdopen(fd, "w") as handle:
+        handle.write(secrets.token_urlsafe(50))
     return key_file.read_text().strip()
 
 
-SECRET_KEY = _secret_key()
+SECRET_KEY = env("ATRIUM_SECRET_KEY") or secret_key_file(ATRIUM_HOME)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
 # Browser origins allowed to call /mcp and to post forms (scheme://host[:port]).
 ATRIUM_ALLOWED_ORIGINS = env_list("ATRIUM_ALLOWED_ORIGINS", "")

@@ -42,6 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ops.embedded import private_home
+
 # The result `_meta` key in which the server reports a tool's service time (api/mcp/runner.py; a test pins the two
 # equal). The bench talks to the server over HTTP only, so it names the key instead of importing the server.
 SERVICE_MS_META = "dev.atrium/service_ms"
@@ -144,7 +146,7 @@ print("TOKENS=" + json.dumps(tokens))
 def local_server(clients: int) -> Iterator[tuple[str, list[str]]]:
     """`atrium up` in a throwaway ATRIUM_HOME on a free port, with one user and token per client."""
     home = Path(tempfile.mkdtemp(prefix="atrium-bench-"))
-    home.chmod(0o755)
+    private_home(home)
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "ATRIUM_EMBEDDED_REDIS"}}
     env |= {"ATRIUM_HOME": str(home), "ATRIUM_EMBEDDED_POSTGRES": "", "ATRIUM_REVIEW_ENROL": "0"}
