@@ -10,8 +10,11 @@ from __future__ import annotations
 import os
 import secrets
 import zoneinfo
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import parse_qs, quote, unquote, urlsplit
+
+from django.utils.csp import CSP
 
 from ops.embedded import private_home
 
@@ -154,6 +157,8 @@ INSTALLED_APPS = [
     "django_htmx",
     "channels",
     "django_celery_beat",
+    "axes",  # login throttling (the auth section below)
+    "ninja",  # its static files: /api/v1/docs serves Swagger UI from here, not from a CDN
     "palace",
     "accounts",
     "memory",
@@ -176,6 +181,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "config.middleware.RequestIdMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks: it answers a locked-out login with a 429
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -268,9 +275,48 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = True
 
+# Login throttling (django-axes): after ATRIUM_LOGIN_FAILURE_LIMIT wrong passwords for one user name from one
+# address, that pair is refused (429, even with the right password) for ATRIUM_LOGIN_COOLOFF_MINUTES; other users
+# and other addresses are not. Covers /login/ and /admin/login/ (both go through authenticate(request=...)).
+# Failures live in the database, so every web process counts the same ones. `atrium axes_reset` lifts a lockout.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env_int("ATRIUM_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("ATRIUM_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
+
+# --- HTTPS and browser security -------------------------------------------------------------------------------
+
+# Served over https (ATRIUM_PUBLIC_URL says so): cookies only over HTTPS and HSTS, unless explicitly turned off.
+_PUBLIC_HTTPS = ATRIUM_PUBLIC_URL.lower().startswith("https://")
 SESSION_COOKIE_HTTPONLY = True
-SESSION_COOKIE_SECURE = env_bool("ATRIUM_SECURE_COOKIES", False)
+SESSION_COOKIE_SECURE = env_bool("ATRIUM_SECURE_COOKIES", _PUBLIC_HTTPS)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# Sent by SecurityMiddleware on HTTPS responses only (request.is_secure(): uvicorn reads X-Forwarded-Proto from a
+# proxy on 127.0.0.1; for a proxy elsewhere see ATRIUM_TRUST_X_FORWARDED_PROTO).
+SECURE_HSTS_SECONDS = env_int("ATRIUM_HSTS_SECONDS", 31_536_000 if _PUBLIC_HTTPS else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("ATRIUM_HSTS_INCLUDE_SUBDOMAINS", False)
+if env_bool("ATRIUM_TRUST_X_FORWARDED_PROTO", False):
+    # Only behind a proxy that sets (overwrites) this header on every request: otherwise a client could claim https.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+# Django's own CSP middleware. The panel loads only its own scripts and styles (vendored htmx, static/js, no inline
+# script, style or handler); htmx's indicator styles are off (_base.html) and nothing uses hx-on or js: values.
+# The websocket is same-origin ('self' covers ws/wss of the page's host in current browsers).
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.SELF],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
 
 # --- Celery ---------------------------------------------------------------------------------------------------
 
