@@ -10,8 +10,13 @@ from __future__ import annotations
 import os
 import secrets
 import zoneinfo
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import parse_qs, quote, unquote, urlsplit
+
+from django.utils.csp import CSP
+
+from ops.embedded import private_home
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -107,27 +112,30 @@ def database_from_url(url: str, *, conn_max_age: int) -> dict[str, object]:
     }
 
 
-ATRIUM_HOME = Path(env("ATRIUM_HOME", str(BASE_DIR / "var"))).expanduser().resolve()
+ATRIUM_HOME = private_home(Path(env("ATRIUM_HOME", str(BASE_DIR / "var"))).expanduser().resolve())
 
 # --- core ---------------------------------------------------------------------------------------------------
 
 DEBUG = env_bool("ATRIUM_DEBUG", False)
 
 
-def _secret_key() -> str:
-    configured = env("ATRIUM_SECRET_KEY")
-    if configured:
-        return configured
-    # Local default: a random key kept under ATRIUM_HOME so sessions survive a restart.
-    ATRIUM_HOME.mkdir(parents=True, exist_ok=True)
-    key_file = ATRIUM_HOME / "secret_key"
-    if not key_file.exists():
-        key_file.write_text(secrets.token_urlsafe(50))
-        key_file.chmod(0o600)
+def secret_key_file(home: Path) -> str:
+    """The local default key: random, kept in `home`/secret_key so sessions survive a restart.
+
+    The file is created 0600 in one step (O_EXCL), never written world-readable first and narrowed after; two
+    processes starting at once both read the one key the first of them wrote."""
+    private_home(home)
+    key_file = home / "secret_key"
+    try:
+        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return key_file.read_text().strip()
+    with os.fdopen(fd, "w") as handle:
+        handle.write(secrets.token_urlsafe(50))
     return key_file.read_text().strip()
 
 
-SECRET_KEY = _secret_key()
+SECRET_KEY = env("ATRIUM_SECRET_KEY") or secret_key_file(ATRIUM_HOME)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
 # Browser origins allowed to call /mcp and to post forms (scheme://host[:port]).
 ATRIUM_ALLOWED_ORIGINS = env_list("ATRIUM_ALLOWED_ORIGINS", "")
@@ -149,6 +157,8 @@ INSTALLED_APPS = [
     "django_htmx",
     "channels",
     "django_celery_beat",
+    "axes",  # login throttling (the auth section below)
+    "ninja",  # its static files: /api/v1/docs serves Swagger UI from here, not from a CDN
     "palace",
     "accounts",
     "memory",
@@ -173,6 +183,8 @@ MIDDLEWARE = [
     "config.middleware.RequestIdMiddleware",
     "config.middleware.DatabaseUnavailableMiddleware",
     "config.middleware.ActingUserMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks: it answers a locked-out login with a 429
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -273,9 +285,48 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = True
 
+# Login throttling (django-axes): after ATRIUM_LOGIN_FAILURE_LIMIT wrong passwords for one user name from one
+# address, that pair is refused (429, even with the right password) for ATRIUM_LOGIN_COOLOFF_MINUTES; other users
+# and other addresses are not. Covers /login/ and /admin/login/ (both go through authenticate(request=...)).
+# Failures live in the database, so every web process counts the same ones. `atrium axes_reset` lifts a lockout.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env_int("ATRIUM_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("ATRIUM_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
+
+# --- HTTPS and browser security -------------------------------------------------------------------------------
+
+# Served over https (ATRIUM_PUBLIC_URL says so): cookies only over HTTPS and HSTS, unless explicitly turned off.
+_PUBLIC_HTTPS = ATRIUM_PUBLIC_URL.lower().startswith("https://")
 SESSION_COOKIE_HTTPONLY = True
-SESSION_COOKIE_SECURE = env_bool("ATRIUM_SECURE_COOKIES", False)
+SESSION_COOKIE_SECURE = env_bool("ATRIUM_SECURE_COOKIES", _PUBLIC_HTTPS)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# Sent by SecurityMiddleware on HTTPS responses only (request.is_secure(): uvicorn reads X-Forwarded-Proto from a
+# proxy on 127.0.0.1; for a proxy elsewhere see ATRIUM_TRUST_X_FORWARDED_PROTO).
+SECURE_HSTS_SECONDS = env_int("ATRIUM_HSTS_SECONDS", 31_536_000 if _PUBLIC_HTTPS else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("ATRIUM_HSTS_INCLUDE_SUBDOMAINS", False)
+if env_bool("ATRIUM_TRUST_X_FORWARDED_PROTO", False):
+    # Only behind a proxy that sets (overwrites) this header on every request: otherwise a client could claim https.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+# Django's own CSP middleware. The panel loads only its own scripts and styles (vendored htmx, static/js, no inline
+# script, style or handler); htmx's indicator styles are off (_base.html) and nothing uses hx-on or js: values.
+# The websocket is same-origin ('self' covers ws/wss of the page's host in current browsers).
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.SELF],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
 
 # --- Celery ---------------------------------------------------------------------------------------------------
 

@@ -18,7 +18,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 if not os.environ.get("DATABASE_URL") or not os.environ.get("REDIS_URL"):
     _home = Path(tempfile.mkdtemp(prefix="atrium-test-"))
     os.environ["ATRIUM_HOME"] = str(_home)
-    _home.chmod(0o755)  # the embedded server may run as its own system user
+    from ops.embedded import private_home
+
+    private_home(_home)  # 0700, or 0711 as root: the embedded server's own system user passes through to pg/
 
     if not os.environ.get("REDIS_URL"):
         from ops.embedded import redis_url_for, start_redis

@@ -84,6 +84,12 @@ class Memory(models.Model):
     review_enrolled = models.BooleanField(default=False)
 
     class Meta:
+        # Admin rights beyond view (memory/admin.py says who sees what).
+        permissions = [
+            ("view_memory_body", "Can see memory bodies in the admin"),
+            ("forget_memory", "Can forget memories in the admin"),
+            ("restore_memory", "Can restore memories in the admin"),
+        ]
         indexes = [
             models.Index(fields=["palace", "status", "-created_at"], name="memory_palace_status_time"),
             models.Index(fields=["palace", "kind", "status"], name="memory_palace_kind"),
@@ -125,7 +131,9 @@ class Memory(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"#{self.pk} {self.kind}: {self.content[:60]}"
+        # No content: the admin prints this in titles, breadcrumbs, raw-id widgets and its action log, where the
+        # body needs its own permission (memory/admin.py).
+        return f"#{self.pk} {self.kind}"
 
 
 class Edge(models.Model):

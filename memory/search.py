@@ -40,7 +40,7 @@ from django.utils import timezone
 
 from memory.embeddings import EmbedderUnavailable, embed_query_soon, embedder_model_name
 from memory.models import Memory
-from memory.search_arms import expand, filter_sql, lexical_arm, lexical_plan, semantic_arm
+from memory.search_arms import common_in_scope, expand, filter_sql, lexical_arm, lexical_plan, semantic_arm
 from memory.search_people import known_people, people_named, speakers, without_names
 from memory.search_rank import Candidate, apply_floor, floor_for, pool, rank
 from memory.search_rewrite import retrieve_rewritten
@@ -183,7 +183,7 @@ def _retrieve(
         ranked=rank(found, edges=edges, named=cued, now=now),
         mode="hybrid" if vector is not None else "lexical",
         degraded=degraded,
-        common=plan.common,
+        common=common_in_scope(plan=plan, palaces=palaces),
         matched=matched,
         floor=floor,
         below_floor=below,

@@ -194,6 +194,26 @@ def lexical_plan(query: str) -> LexicalPlan:
     return LexicalPlan(lexemes=lexemes, any_of=sorted(rare), all_of=all_of, common=common)
 
 
+def common_in_scope(*, plan: LexicalPlan, palaces: list[int]) -> list[str]:
+    """The plan's common words that are common in `palaces` themselves: what a search may report (`common_words`).
+
+    The plan reads table-wide statistics, so its common words alone would tell a caller which words are frequent in
+    other teams' palaces. A word is reported only when the searched palaces (which the caller may read) hold it in
+    more than LEX_COMMON_ROWS memories, counted exactly and capped, so the report follows from the caller's own data.
+    A word the plan treated as common for other palaces' sake is then not named (it still counted in the rank)."""
+    if not plan.common or not palaces:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT lx, (SELECT count(*) FROM (SELECT 1 FROM memory_memory m WHERE m.palace_id = ANY(%s)"
+            " AND m.search_vector @@ quote_literal(lx)::tsquery LIMIT %s) AS found)"
+            " FROM unnest(%s::text[]) AS lx",
+            [palaces, LEX_COMMON_ROWS + 1, plan.common],
+        )
+        counts = dict(cursor.fetchall())
+    return [lx for lx in plan.common if counts.get(lx, 0) > LEX_COMMON_ROWS]
+
+
 def _tsquery_sql(join: str) -> str:
     """SQL for a tsquery joining a text[] parameter of lexemes with `join` (NULL for an empty array)."""
     return f"(SELECT string_agg(quote_literal(x), '{join}')::tsquery FROM unnest(%s::text[]) AS x)"  # noqa: S608 - join is " | " or " & "

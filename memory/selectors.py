@@ -15,7 +15,7 @@ import base64
 import binascii
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.db.models import Count, F, Max, Min, Q, QuerySet
@@ -82,27 +82,50 @@ def _decode(cursor: str, parts: int) -> list[str]:
     return found
 
 
+_NOT_OURS = "cursor is not one this server issued"
+_BIGINT_MAX = 2**63 - 1  # ids and sequence numbers are PostgreSQL bigints
+
+
+def _stamp(raw: str) -> datetime:
+    """An aware moment PostgreSQL can hold. A hand-made cursor may carry year 1 with offset -23:59 or year 9999 with
+    +23:59, which Python parses but which overflow in UTC (a 500 from the database, not a bad cursor)."""
+    moment = datetime.fromisoformat(raw)
+    if moment.tzinfo is None:
+        raise ValueError("a cursor's time carries its offset")
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError as exc:
+        raise ValueError("out of range") from exc
+
+
+def _id(raw: str) -> int:
+    """A non-negative bigint written in ASCII digits (int() also reads '١٢٣', '+5' and '1_0')."""
+    if not (raw.isascii() and raw.isdigit()) or int(raw) > _BIGINT_MAX:
+        raise ValueError("not an id")
+    return int(raw)
+
+
 def _after_new(cursor: str) -> tuple[datetime, int]:
     stamp, pk = _decode(cursor, 2)
     try:
-        return datetime.fromisoformat(stamp), int(pk)
+        return _stamp(stamp), _id(pk)
     except ValueError as exc:
-        raise InvalidInput("cursor is not one this server issued", field="cursor") from exc
+        raise InvalidInput(_NOT_OURS, field="cursor") from exc
 
 
 def _after_route(cursor: str) -> tuple[int, int, int]:
     try:
-        palace_id, seq, pk = (int(p) for p in _decode(cursor, 3))
+        palace_id, seq, pk = (_id(p) for p in _decode(cursor, 3))
     except ValueError as exc:
-        raise InvalidInput("cursor is not one this server issued", field="cursor") from exc
+        raise InvalidInput(_NOT_OURS, field="cursor") from exc
     return palace_id, seq, pk
 
 
 def _after_episodes(cursor: str) -> datetime:
     try:
-        return datetime.fromisoformat(_decode(cursor, 1)[0])
+        return _stamp(_decode(cursor, 1)[0])
     except ValueError as exc:
-        raise InvalidInput("cursor is not one this server issued", field="cursor") from exc
+        raise InvalidInput(_NOT_OURS, field="cursor") from exc
 
 
 _CURSORS = {"new": _after_new, "route": _after_route, "episodes": _after_episodes}

@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ops.embedded import private_home
+
 # The result `_meta` key in which the server reports a tool's service time (api/mcp/runner.py; a test pins the two
 # equal). The bench talks to the server over HTTP only, so it names the key instead of importing the server.
 SERVICE_MS_META = "dev.atrium/service_ms"
@@ -214,7 +216,7 @@ def local_stack(
     """`atrium up [--web N] [--no-worker]` in a throwaway ATRIUM_HOME on free ports (embedded PostgreSQL and Redis),
     with `users` users (`password`, if given, lets them log in to the panel) and a write token each."""
     home = Path(tempfile.mkdtemp(prefix="atrium-bench-"))
-    home.chmod(0o755)
+    private_home(home)
     port = _free_ports(web)
     child_env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "ATRIUM_EMBEDDED_REDIS"}}
     child_env |= {"ATRIUM_HOME": str(home), "ATRIUM_EMBEDDED_POSTGRES": "", "ATRIUM_REVIEW_ENROL": "0"}

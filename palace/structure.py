@@ -6,6 +6,8 @@ tours, on top of these).
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -59,6 +61,38 @@ def slots_of(*, palace: Palace, room: Room | None = None) -> QuerySet[Slot]:
     if room is not None:
         qs = qs.filter(room=room)
     return qs.order_by("tour_stop__seq", "pk")
+
+
+SLOT_CURSOR_PREFIX = "slot:"
+
+
+def slots_page(
+    *, palace: Palace, room: Room | None = None, cursor: str | None = None, limit: int = 50
+) -> tuple[list[Slot], str | None]:
+    """One page of `slots_of`, keyset on the tour stop's seq (every slot gets its stop when it is opened,
+    palace.slots.slot_assign), and the cursor of the next page (None on the last). The cursor is opaque like the
+    memory lists' (urlsafe base64); one this server did not issue is InvalidInput."""
+    qs = slots_of(palace=palace, room=room)
+    if cursor:
+        qs = qs.filter(tour_stop__seq__gt=_slot_cursor_seq(cursor))
+    rows = list(qs[: limit + 1])
+    more = len(rows) > limit
+    rows = rows[:limit]
+    if not more or not rows:
+        return rows, None
+    token = f"{SLOT_CURSOR_PREFIX}{rows[-1].tour_stop.seq}".encode()
+    return rows, base64.urlsafe_b64encode(token).decode().rstrip("=")
+
+
+def _slot_cursor_seq(cursor: str) -> int:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raw = ""
+    seq = raw.removeprefix(SLOT_CURSOR_PREFIX)
+    if not raw.startswith(SLOT_CURSOR_PREFIX) or not (seq.isascii() and seq.isdigit()) or int(seq) >= 2**31:
+        raise InvalidInput("cursor is not one this server issued", field="cursor")
+    return int(seq)
 
 
 def tour_route(*, palace: Palace) -> QuerySet[TourStop]:

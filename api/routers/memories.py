@@ -263,7 +263,7 @@ def memories_list(request: HttpRequest, filters: Query[ListQuery]) -> dict[str, 
     if filters.palace is not None or filters.project is not None:
         palaces = [_palace(caller, filters.palace, filters.project, write=False)]
     room: str | int | None = filters.room
-    if filters.room is not None and filters.room.isdigit():
+    if filters.room is not None and filters.room.isascii() and filters.room.isdigit():  # not "²"
         room = int(filters.room)
     page = selectors.memory_list(
         user=caller.user,

@@ -18,10 +18,10 @@ from memory import walks
 from memory.models import Memory
 from memory.refurb import refurb_list
 from memory.rooms import room_directory
-from memory.selectors import memory_get
+from memory.selectors import MAX_PAGE, memory_get
 from palace.errors import InvalidInput, NotFound
 from palace.selectors import palace_get
-from palace.structure import room_get, room_in, room_rename, slots_of
+from palace.structure import room_get, room_in, room_rename, slots_page
 
 router = Router(tags=["palace structure"])
 
@@ -54,6 +54,17 @@ class SlotOut(Schema):
     number: int
     seq: int | None
     memory: StopMemoryOut | None  # what the slot holds now (the active memory, else its latest)
+
+
+class SlotPageOut(Schema):
+    items: list[SlotOut]
+    next_cursor: str | None
+
+
+class SlotQuery(Schema):
+    room: str | None = None
+    cursor: str | None = None
+    limit: int = Field(default=50, ge=1, le=MAX_PAGE)
 
 
 class StopOut(Schema):
@@ -148,13 +159,15 @@ def rooms_rename(request: HttpRequest, palace_id: int, room_id: int, payload: Re
     return next(vars(r) for r in room_directory(palace=palace) if r.id == room.pk)
 
 
-@router.get("/{int:palace_id}/slots", response={200: list[SlotOut], **ERRORS})
-def slots_list(request: HttpRequest, palace_id: int, room: str | None = None) -> list[dict[str, Any]]:
-    """Slots in tour order (optionally of one room, by name), each with what it holds now."""
+@router.get("/{int:palace_id}/slots", response={200: SlotPageOut, **ERRORS})
+def slots_list(request: HttpRequest, palace_id: int, q: Query[SlotQuery]) -> dict[str, Any]:
+    """Slots in tour order (optionally of one room, by name), each with what it holds now, a page at a time:
+    pass `next_cursor` back as `cursor` for the next page (as GET /memories does)."""
     palace = palace_get(user=caller_of(request).user, palace_id=palace_id)
-    slots = list(slots_of(palace=palace, room=room_get(palace=palace, name=room) if room else None))
+    room = room_get(palace=palace, name=q.room) if q.room else None
+    slots, next_cursor = slots_page(palace=palace, room=room, cursor=q.cursor, limit=q.limit)
     current = walks.current_by_slot([s.pk for s in slots])
-    return [
+    items = [
         {
             "id": s.pk,
             "coordinate": s.coordinate,
@@ -165,6 +178,7 @@ def slots_list(request: HttpRequest, palace_id: int, room: str | None = None) ->
         }
         for s in slots
     ]
+    return {"items": items, "next_cursor": next_cursor}
 
 
 @router.get("/{int:palace_id}/tour", response={200: TourOut, **ERRORS})

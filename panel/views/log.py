@@ -13,7 +13,7 @@ from django.views.decorators.vary import vary_on_headers
 from palace.selectors import oplog_day_counts, oplog_page
 from panel import labels
 from panel.forms import int_or_none
-from panel.frame import domain_errors, page
+from panel.frame import domain_errors, is_partial, page
 from panel.scope import scope_for
 from panel.shaping import oplog_week, week_window
 
@@ -37,7 +37,7 @@ def log(request: HttpRequest) -> HttpResponse:
         "categories": list(labels.CATEGORIES),
         "palace_names": {p.pk: p for p in scope.palaces},
     }
-    if before is None:
+    if before is None or not is_partial(request):  # a "more" link opened as a page still draws the whole page
         days, start = week_window(timezone.now())
         context["week"] = oplog_week(days, oplog_day_counts(palace_ids=scope.palace_ids, since=start))
     partial = "more" if before is not None else "log"

@@ -165,7 +165,7 @@ def batch(request: HttpRequest) -> HttpResponse:
     action = request.POST.get("action", "")
     if action not in {"forget", "restore"}:
         raise InvalidInput(_("Choose forget or restore."))
-    ids = [int(v) for v in request.POST.getlist("ids") if v.isdigit()][:100]
+    ids = [int(v) for v in request.POST.getlist("ids") if v.isascii() and v.isdigit()][:100]  # not "²"
     if not ids:
         raise InvalidInput(_("Select at least one memory."))
     actor = actor_of(request)

@@ -10,6 +10,13 @@
     }
   });
 
+  // A <button data-copy="ID"> copies the text of the element with that id (no inline handler: the CSP allows none).
+  document.addEventListener("click", function (event) {
+    var button = event.target instanceof Element ? event.target.closest("button[data-copy]") : null;
+    var source = button ? document.getElementById(button.getAttribute("data-copy")) : null;
+    if (source && navigator.clipboard) navigator.clipboard.writeText(source.textContent);
+  });
+
   // The corridor: relax the server's sector layout with a small Fruchterman-Reingold simulation (rooms repel,
   // corridors pull, a little gravity keeps the picture centred). Positions are written back to the server's SVG.
   function relax(svg) {

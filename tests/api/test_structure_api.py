@@ -102,14 +102,43 @@ def test_slots_list_in_tour_order_with_room_filter(
     with django_assert_max_num_queries(8):
         r = client.get(url)
     assert r.status_code == 200
-    body = r.json()
+    body = r.json()["items"]
+    assert r.json()["next_cursor"] is None
     assert [s["coordinate"] for s in body][:2] == ["Fact Hall#1", "Fact Hall#2"]
     assert body[-1]["coordinate"] == "Skill Workshop#1"
     assert [s["seq"] for s in body] == list(range(1, 10))
     assert body[0]["memory"]["id"] == filled[0].pk
     r = client.get(url, data={"room": "Skill Workshop"})
-    assert [s["coordinate"] for s in r.json()] == ["Skill Workshop#1"]
+    assert [s["coordinate"] for s in r.json()["items"]] == ["Skill Workshop#1"]
     assert client.get(url, data={"room": "Nowhere"}).status_code == 404
+
+
+def test_slots_come_a_page_at_a_time(
+    as_user: Any, alice: Any, charlie: Any, project: Palace, filled: list[Memory], django_assert_max_num_queries: Any
+) -> None:
+    url = f"/api/v1/palaces/{project.pk}/slots"
+    client = as_user(alice)
+    seen: list[int] = []
+    cursor = None
+    pages = 0
+    while True:
+        with django_assert_max_num_queries(8):
+            r = client.get(url, data={"limit": 4, **({"cursor": cursor} if cursor else {})})
+        assert r.status_code == 200, r.content
+        assert len(r.json()["items"]) <= 4
+        seen += [s["seq"] for s in r.json()["items"]]
+        pages += 1
+        cursor = r.json()["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == list(range(1, 10)) and pages == 3
+    first = client.get(url, data={"limit": 4}).json()
+    assert as_user(charlie).get(url, data={"cursor": first["next_cursor"]}).status_code == 404
+    assert client.get(url, data={"limit": 201}).status_code == 422
+    assert client.get(url, data={"limit": 0}).status_code == 422
+    for bad in ["1e30.1", "²", "x" * 500, first["next_cursor"] + "AAAA"]:
+        r = client.get(url, data={"cursor": bad})
+        assert r.status_code == 422 and "cursor" in r.json()["error"]["message"], r.content
 
 
 def test_fixed_tour(

@@ -126,11 +126,14 @@ def shot(page, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
-def test_panel_flows_in_a_real_browser(asgi_server, browser_page, alice, project, token_for):
+def test_panel_flows_in_a_real_browser(asgi_server, browser_page, alice, project, token_for, make_user):
     from playwright.sync_api import expect
 
     personal, due = seed(alice, project)
     page, base = browser_page, asgi_server
+    # Everything below runs under the Content-Security-Policy: the browser must report no violation.
+    violations: list[str] = []
+    page.on("console", lambda m: violations.append(m.text) if "Content Security Policy" in m.text else None)
 
     # Log in.
     page.goto(f"{base}/")
@@ -259,6 +262,42 @@ def test_panel_flows_in_a_real_browser(asgi_server, browser_page, alice, project
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(f"{base}/palace/")
     shot(page, "palace-phone")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    script_behaviours_under_csp(page, base, make_user)
+    assert violations == []
+
+
+def script_behaviours_under_csp(page: Any, base: str, make_user: Any) -> None:
+    """The behaviours that need script beyond the flow above: the palace filters' triggers, the token copy button,
+    the corridor layout, Swagger UI and the admin's own script."""
+    from playwright.sync_api import expect
+
+    page.goto(f"{base}/palace/")
+    page.select_option("#sort", "route")  # hx-trigger "change from:select": an htmx swap that pushes the URL
+    page.wait_for_url("**sort=route**")
+    page.locator("input[name=due]").check()  # "change from:input[type=checkbox]"
+    page.wait_for_url("**due=1**")
+    page.goto(f"{base}/tokens/")
+    page.fill("#id_label", "laptop")
+    page.locator("form.toolbar button[type=submit]").click()
+    expect(page.locator("#raw-token")).to_be_visible()
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.locator("button[data-copy]").click()
+    assert page.evaluate("() => navigator.clipboard.readText()") == page.locator("#raw-token").inner_text()
+    page.goto(f"{base}/corridor/")
+    expect(page.locator("#corridor-svg[data-relaxed='1']")).to_have_count(1)
+    page.goto(f"{base}/api/v1/docs", timeout=60000)  # a 1.4 MB bundle through whitenoise on a busy machine
+    expect(page.locator("#swagger-ui .info .title")).to_contain_text("Atrium", timeout=10000)
+    make_user("root", admin=True)
+    page.context.clear_cookies()
+    page.goto(f"{base}/admin/login/")
+    page.fill("#id_username", "root")
+    page.fill("#id_password", PASSWORD)
+    page.click("input[type=submit]")
+    page.goto(f"{base}/admin/memory/memory/")
+    expect(page.locator("#result_list")).to_be_visible()
+    page.locator("#action-toggle").click()  # the admin's own script (select all)
+    expect(page.locator(".action-counter")).to_contain_text("selected")
 
 
 def mcp_save(url: str, token: str, content: str) -> tuple[int, float]:
