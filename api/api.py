@@ -7,7 +7,7 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from api.auth import AUTH
-from api.routers import health, memories, oplog, palace_structure, palaces, profile, review, search, stats
+from api.routers import health, judge, memories, oplog, palace_structure, palaces, profile, review, search, stats
 from palace.errors import AtriumError
 
 api = NinjaAPI(
@@ -72,3 +72,4 @@ api.add_router("/review", review.router)
 api.add_router("/stats", stats.router)
 api.add_router("/search", search.router)
 api.add_router("", profile.router)
+api.add_router("", judge.router)

@@ -122,7 +122,7 @@ def judge_settings_public() -> dict[str, Any]:
     }
 
 
-def _require_admin(actor: Actor) -> None:
+def require_admin(actor: Actor) -> None:
     if actor.user is None or not getattr(actor.user, "is_staff", False):
         raise PermissionDenied("only an admin may change or test the judge settings")
 
@@ -148,7 +148,7 @@ def judge_settings_update(
 ) -> dict[str, Any]:
     """Save the judge settings (an admin only). An empty `api_key` keeps the stored one; `clear_key` removes it.
     Turning the judge on without a key (given or stored) leaves it off. Writes the op log (never the key)."""
-    _require_admin(actor)
+    require_admin(actor)
     base_url, model, api_key = base_url.strip(), model.strip(), api_key.strip()
     _check(base_url=base_url, model=model, timeout_ms=timeout_ms)
     with transaction.atomic():
@@ -195,7 +195,7 @@ def judge_test_connection(
     valid ruling came back, from which model, and the round trip. An empty `api_key` uses the stored key."""
     from memory.judge import judge_pair  # the judge imports this module
 
-    _require_admin(actor)
+    require_admin(actor)
     base_url, model, api_key = base_url.strip(), model.strip(), api_key.strip()
     _check(base_url=base_url, model=model, timeout_ms=timeout_ms)
     if not base_url or not model:

@@ -1,5 +1,5 @@
 """The MCP tools, by family: save (save, update, forget, distill), recall (search, assess, examine, profile),
-browse (timeline, tour, neighbours, stats, the closed wing) and review (queue, audit, report).
+browse (timeline, tour, neighbours, stats, the closed wing), review (queue, audit, report) and judge (resolve).
 
 To add a tool, in the family's module (or a new module imported below):
 
@@ -20,6 +20,6 @@ a public contract (`memory_<verb>`).
 
 from __future__ import annotations
 
-from api.mcp.tools import browse, recall, review, save
+from api.mcp.tools import browse, judge, recall, review, save
 
-__all__ = ["browse", "recall", "review", "save"]
+__all__ = ["browse", "judge", "recall", "review", "save"]

@@ -75,7 +75,8 @@ def _search(
         token_id=call.token_id,
     )
     labels = palace_labels(user=call.user, palace_ids={h.memory.palace_id for h in result.hits})
-    out = mapping.search_out(query=query, result=result, labels=labels)
+    edges = memory_selectors.open_contradictions(memory_ids=[h.memory.pk for h in result.hits])
+    out = mapping.search_out(query=query, result=result, labels=labels, open_edges=edges)
     return out, text.searched(out)
 
 

@@ -78,10 +78,17 @@ def test_no_mcp_module_is_over_600_lines() -> None:
 
 
 def test_write_flag_is_declared_once_and_read_from_the_registry() -> None:
-    assert write_tool_names() == {"memory_save", "memory_update", "memory_forget", "memory_report", "memory_distill"}
+    assert write_tool_names() == {
+        "memory_save",
+        "memory_update",
+        "memory_forget",
+        "memory_report",
+        "memory_distill",
+        "memory_resolve",
+    }
     assert write_tool_names() == WRITE_TOOLS
     listed = {tool.name: tool for tool in mcp._tool_manager.list_tools()}
-    assert set(listed) == set(TOOLS) and len(TOOLS) == 16
+    assert set(listed) == set(TOOLS) and len(TOOLS) == 17
     for name, spec in TOOLS.items():
         assert listed[name].annotations is not None
         assert listed[name].annotations.read_only_hint is (not spec.write), name

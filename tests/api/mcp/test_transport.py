@@ -31,6 +31,7 @@ ALL_TOOLS = {
     "memory_audit_forgotten",
     "memory_distill",
     "memory_profile",
+    "memory_resolve",
 }
 INITIALIZE = {
     "jsonrpc": "2.0",
