@@ -1,16 +1,17 @@
 """The judge: rules on the fuzzy band of the write pipeline, with a chat model when one is configured and the rules
 otherwise (memory.dispositions), never blocking a write.
 
-1. The rules dispose first (MERGE / DEFER / ACCEPT). Only a DEFER — a near neighbour that is not a restatement — is
-   judged further; what the rules merge or accept is not touched, so with no model the dispositions are today's.
-2. With the model enabled and configured, each suspect is put to it (one attempt, the configured timeout, the whole
-   save sharing one budget of that length): the probability the new text states the same thing as the neighbour
-   (`same`) and that it contradicts it (`contradicts`), with a one-line reason. Per suspect: same >= merge_at →
-   MERGE (only into a neighbour of the same kind and speaker, as the rules require); contradicts >=
-   contradiction_at → DEFER with a `contradicts` edge; same <= accept_at → ACCEPT; otherwise DEFER (unsure, no
-   edge: the model took part and did not confirm a contradiction).
-3. When the model is off, has no key, times out or fails, that suspect (and, after a failure, the rest) is ruled by
-   the rules — DEFER with an edge — and the ruling says why (`fallback_reason`).
+1. The rules dispose first (MERGE / DEFER / ACCEPT). With no model only their DEFER is recorded, as the rules'
+   ruling, and nothing changes: the dispositions are exactly the rules'.
+2. With the model enabled and configured, it is asked about the rules' DEFER suspects, about the rules' MERGE
+   target (to vet it), and — when the rules accepted — about up to two neighbours from ATRIUM_JUDGE_SIMILARITY up
+   (not for episodes). One attempt each, the configured timeout shared by the whole save. The model answers the
+   probability the new text states the same thing as the neighbour (`same`) and that it contradicts it
+   (`contradicts`), with a one-line reason. Per neighbour: same >= merge_at → MERGE (only into a neighbour of the
+   same kind and speaker); contradicts >= contradiction_at → DEFER with a `contradicts` edge; same <= accept_at →
+   ACCEPT; otherwise DEFER (unsure: no edge, the model did not confirm a contradiction).
+3. When the model is off, has no key, times out or fails, the rules' decision about that neighbour (and, after a
+   failure, about the rest) stands, and the ruling says why (`fallback_reason`).
 4. Every ruling is persisted (`Adjudication`, at least the last ATRIUM_JUDGE_KEEP per palace), and the save hint
    answers "why was this deferred?" from it.
 """
@@ -38,6 +39,8 @@ from palace.models import Palace
 log = logging.getLogger(__name__)
 
 MIN_CALL_MS = 200  # below this much budget left, the model is not asked again in the same save
+MAX_WIDENED = 2  # neighbours below the rules' band put to the model per save
+EPISODE = "episode"  # what happened: only the rules' DEFER is judged (see judge_dispose)
 
 
 class JudgeReply(BaseModel):
@@ -120,13 +123,21 @@ def rules_reason(content: str, neighbour: Neighbour) -> str:
     return f"rules: similarity {neighbour.similarity:.3f}, not a restatement: " + "; ".join(parts)
 
 
-def _rules_ruling(content: str, neighbour: Neighbour, fallback: str, detail: str = "", elapsed_ms: int = 0) -> Ruling:
-    reason = rules_reason(content, neighbour) + (f" [model {detail}]" if detail else "")
+def _rules_ruling(
+    content: str, neighbour: Neighbour, verdict: str, fallback: str, detail: str = "", elapsed_ms: int = 0
+) -> Ruling:
+    """What the rules decided about this neighbour (`verdict`), labelled with why the model did not rule."""
+    if verdict == dispositions.MERGE:
+        reason = f"rules: similarity {neighbour.similarity:.3f}, a restatement (same key tokens and negations)"
+    elif verdict == dispositions.ACCEPT:
+        reason = f"rules: similarity {neighbour.similarity:.3f}, below the contradiction band"
+    else:
+        reason = rules_reason(content, neighbour)
     return Ruling(
         neighbour=neighbour,
-        verdict=dispositions.DEFER,
-        contradiction=True,
-        reason=truncate_to_chars(reason, 300),
+        verdict=verdict,
+        contradiction=verdict == dispositions.DEFER,
+        reason=truncate_to_chars(reason + (f" [model {detail}]" if detail else ""), 300),
         fallback_reason=fallback,
         elapsed_ms=elapsed_ms,
     )
@@ -159,21 +170,26 @@ def _model_ruling(*, content: str, kind: str, speaker: str, neighbour: Neighbour
 
 
 def rule_pairs(*, content: str, kind: str, speaker: str, suspects: tuple[Neighbour, ...],
-               config: JudgeConfig) -> list[Ruling]:  # fmt: skip
-    """One ruling per suspect (see the module docstring, steps 2-3)."""
+               config: JudgeConfig, rules_verdict: str = dispositions.DEFER) -> list[Ruling]:  # fmt: skip
+    """One ruling per suspect (see the module docstring, steps 2-3); `rules_verdict` is what the rules decided
+    about these suspects, and stands for each one the model does not rule on."""
     rulings: list[Ruling] = []
     failed = False
     budget_end = time.monotonic() + config.timeout_ms / 1000
     for neighbour in suspects:
         left_ms = (budget_end - time.monotonic()) * 1000
         if config.llm is None:
-            rulings.append(_rules_ruling(content, neighbour, config.off_reason or SKIPPED))
+            rulings.append(_rules_ruling(content, neighbour, rules_verdict, config.off_reason or SKIPPED))
             continue
         if failed:
-            rulings.append(_rules_ruling(content, neighbour, SKIPPED, "not asked after a failure in this save"))
+            rulings.append(
+                _rules_ruling(content, neighbour, rules_verdict, SKIPPED, "not asked after a failure in this save")
+            )
             continue
         if left_ms < MIN_CALL_MS:
-            rulings.append(_rules_ruling(content, neighbour, SKIPPED, "not asked: the save's time budget is spent"))
+            rulings.append(
+                _rules_ruling(content, neighbour, rules_verdict, SKIPPED, "not asked: the save's time budget is spent")
+            )
             continue
         llm = LLMConfig(
             base_url=config.llm.base_url,
@@ -190,7 +206,9 @@ def rule_pairs(*, content: str, kind: str, speaker: str, suspects: tuple[Neighbo
             failed = True
             fallback = TIMEOUT if isinstance(exc, LLMTimeoutError) else FAILED
             log.warning("judge fell back to the rules: %s", exc)
-            rulings.append(_rules_ruling(content, neighbour, fallback, f"{fallback}: {str(exc)[:160]}", elapsed))
+            rulings.append(
+                _rules_ruling(content, neighbour, rules_verdict, fallback, f"{fallback}: {str(exc)[:160]}", elapsed)
+            )
             continue
         elapsed = round((time.monotonic() - started) * 1000)
         rulings.append(
@@ -222,7 +240,15 @@ def judge_dispose(
     neighbours: list[Neighbour],
     config: JudgeConfig | None = None,
 ) -> Judged:
-    """The write pipeline's disposition: the rules, then the judge on their DEFER (the module docstring)."""
+    """The write pipeline's disposition: the rules, then the judge (the module docstring).
+
+    With no model, only the rules' DEFER is recorded (as the rules' ruling). With the model on, it is also asked to
+    vet the rules' MERGE (word order or a changed word can hide a reversal: "tabs over spaces" / "spaces over
+    tabs") and about the nearest neighbours the rules accepted from ATRIUM_JUDGE_SIMILARITY up (e5 places many
+    contradictions between 0.88 and the rules' 0.95) — except for episodes: two turns of a conversation are
+    distinct events, not claims, so a transcript costs no more model calls than the rules' DEFERs. Where the model
+    cannot rule, the rules' decision stands.
+    """
     decision = dispositions.dispose(
         content=content,
         kind=kind,
@@ -231,10 +257,29 @@ def judge_dispose(
         merge_similarity=settings.ATRIUM_MERGE_SIMILARITY,
         contradiction_similarity=settings.ATRIUM_CONTRADICTION_SIMILARITY,
     )
-    if decision.disposition != dispositions.DEFER:
-        return Judged(decision)
-    config = config or judge_config()
-    rulings = rule_pairs(content=content, kind=kind, speaker=speaker, suspects=decision.contradicts, config=config)
+    if decision.disposition == dispositions.DEFER:
+        config = config or judge_config()
+        suspects = decision.contradicts
+    elif kind == EPISODE:
+        return Judged(decision)  # a turn of conversation is not a claim to vet or to widen the band for
+    elif decision.disposition == dispositions.MERGE and decision.merge_into is not None:
+        config = config or judge_config()
+        if config.llm is None:
+            return Judged(decision)
+        suspects = (decision.merge_into,)
+    else:
+        floor = settings.ATRIUM_JUDGE_SIMILARITY
+        band = [n for n in sorted(neighbours, key=lambda n: -n.similarity) if n.similarity >= floor][:MAX_WIDENED]
+        if not band:
+            return Judged(decision)
+        config = config or judge_config()
+        if config.llm is None:
+            return Judged(decision)
+        suspects = tuple(band)
+    rulings = rule_pairs(
+        content=content, kind=kind, speaker=speaker, suspects=suspects, config=config,
+        rules_verdict=decision.disposition,
+    )  # fmt: skip
     return Judged(combine(rulings), tuple(rulings))
 
 

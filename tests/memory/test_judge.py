@@ -263,3 +263,34 @@ def test_records_beyond_the_bound_are_pruned_per_palace(
 
 def test_reply_model_bounds() -> None:
     assert JudgeReply(same=1, contradicts=0).reason == ""
+
+
+# --- the model's wider reach (facts, not episodes) --------------------------------------------------------------
+
+
+def test_the_model_vets_a_rules_merge_that_hides_a_reversal(save: Save, judge_on: FakeOpenAI) -> None:
+    first = save("Alice prefers tabs over spaces.", kind="preference")
+    judge_on.script_chat([chat_json({"same": 0.03, "contradicts": 0.94, "reason": "preference reversed"})])
+    second = save("Alice prefers spaces over tabs.", kind="preference")
+    assert first.memory is not None
+    assert second.disposition == "defer" and second.contradicts == [first.memory.pk] and len(second.edges) == 1
+    assert "preference reversed" in second.hint
+
+
+def test_without_a_model_the_same_reversal_is_merged_as_today(save: Save) -> None:
+    save("Alice prefers tabs over spaces.", kind="preference")
+    assert save("Alice prefers spaces over tabs.", kind="preference").disposition == "merge"
+    assert Adjudication.objects.count() == 0  # a rules merge is not an adjudication
+
+
+def test_the_model_is_asked_below_the_rules_band_for_facts_but_not_for_episodes(
+    save: Save, judge_on: FakeOpenAI
+) -> None:
+    save("Bob is allergic to peanuts.")
+    judge_on.script_chat([chat_json({"same": 0.02, "contradicts": 0.96, "reason": "negation"})])
+    fact = save("Bob is not allergic to peanuts.")  # e5 cosine ~0.93: below the rules' 0.95 band
+    assert fact.disposition == "defer" and len(fact.edges) == 1
+    asked = len(judge_on.requests_to(CHAT_PATH))
+    save("I went hiking with my sister last weekend.", kind="episode", speaker="Caroline")
+    save("I went swimming with my sister last weekend.", kind="episode", speaker="Caroline")
+    assert len(judge_on.requests_to(CHAT_PATH)) == asked  # turns of a conversation cost no model calls
