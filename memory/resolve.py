@@ -73,7 +73,7 @@ def _supersede(*, newer: Memory, older: Memory, actor: Actor, reason: str, now: 
     )
     edges_close_open(memory=older, resolution="superseded", reason=reason, actor=actor, now=now)
     oplog_write(
-        op="memory.supersede",
+        op="memory.replace",
         actor=actor,
         palace=older.palace,
         target_kind="memory",

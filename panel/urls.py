@@ -24,6 +24,7 @@ urlpatterns = [
     path("palace/m/<int:memory_id>/edit/", palace.memory_edit, name="memory-edit"),
     path("palace/m/<int:memory_id>/forget/", palace.memory_forget, name="memory-forget"),
     path("palace/m/<int:memory_id>/restore/", palace.memory_restore, name="memory-restore"),
+    path("palace/e/<int:edge_id>/resolve/", palace.contradiction_resolve, name="contradiction-resolve"),
     path("corridor/", corridor.corridor, name="corridor"),
     path("corridor/rooms/", corridor.rooms, name="corridor-rooms"),
     path("corridor/room/<int:room_id>/", corridor.room, name="corridor-room"),

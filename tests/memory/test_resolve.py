@@ -49,7 +49,7 @@ def test_keep_newer_supersedes_the_older(save: Save, alice_actor: Actor, alice_p
         and op.reason == "the port moved"
         and op.actor_user_id == alice_actor.user_id
     )
-    assert OpLog.objects.filter(op="memory.supersede", target_id=older.pk).exists()
+    assert OpLog.objects.filter(op="memory.replace", target_id=older.pk).exists()
     assert _open(alice_palace) == 0  # Today's count reflects it at once
 
 
