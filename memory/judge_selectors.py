@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from memory.models import Edge
 from memory.models_judge import Adjudication
 
 
@@ -42,3 +43,23 @@ def adjudications_recent(
     if fallback_reason:
         rows = rows.filter(fallback_reason=fallback_reason)
     return list(rows.select_related("new_memory", "neighbour").order_by("-id")[:limit])
+
+
+def contradictions_open(*, palace_ids: Sequence[int], limit: int = 50) -> list[Edge]:
+    """The pending contradictions of these palaces (already resolved for reading), newest first, with both
+    memories (their slots and authors) loaded, and each edge's ruling as `.ruling` (None when none was kept)."""
+    edges = list(
+        Edge.objects.filter(palace_id__in=list(palace_ids), kind=Edge.Kind.CONTRADICTS, status=Edge.Status.PENDING)
+        .select_related(
+            "palace",
+            "from_memory__slot__room",
+            "to_memory__slot__room",
+            "from_memory__created_by",
+            "to_memory__created_by",
+        )
+        .order_by("-id")[:limit]
+    )
+    rulings = adjudications_for_edges(edge_ids=[e.pk for e in edges])
+    for edge in edges:
+        setattr(edge, "ruling", rulings.get(edge.pk))  # noqa: B010
+    return edges

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from panel.views import account, corridor, episodes, log, palace, today
+from panel.views import account, corridor, episodes, judge, log, palace, today
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(template_name="panel/login.html"), name="login"),
@@ -31,6 +31,9 @@ urlpatterns = [
     path("corridor/m/<int:memory_id>/neighbours/", corridor.neighbours, name="corridor-neighbours"),
     path("corridor/bench/", corridor.bench, name="corridor-bench"),
     path("log/", log.log, name="log"),
+    path("judge/", judge.judge, name="judge"),
+    path("judge/settings/", judge.judge_settings, name="judge-settings"),
+    path("judge/test/", judge.judge_test, name="judge-test"),
     path("episodes/", episodes.episodes, name="episodes"),
     path("episodes/<int:memory_id>/nearby/", episodes.nearby, name="episodes-nearby"),
 ]

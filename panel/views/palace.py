@@ -187,5 +187,7 @@ def contradiction_resolve(request: HttpRequest, edge_id: int) -> HttpResponse:
         source=SOURCE,
     )
     back = request.POST.get("back", "")
+    if back == "judge":
+        return redirect("judge")
     target = result.new_memory.pk if result.new_memory is not None else int(back) if back.isdigit() else result.newer_id
     return redirect("memory", memory_id=target)
