@@ -21,8 +21,8 @@ OLD = "The API server listens on port 8000."
 NEW = "The API server listens on port 8001."
 
 
-def _contradiction(save: Save, **kwargs: Any) -> tuple[Memory, Memory, Edge]:
-    first, second = save(OLD, **kwargs), save(NEW, **kwargs)
+def _contradiction(save: Save, old: str = OLD, new: str = NEW, **kwargs: Any) -> tuple[Memory, Memory, Edge]:
+    first, second = save(old, **kwargs), save(new, **kwargs)
     assert second.disposition == "defer" and first.memory is not None and second.memory is not None
     return first.memory, second.memory, Edge.objects.get(pk=second.edges[0])
 
@@ -143,3 +143,22 @@ def test_forgetting_a_side_closes_its_open_edges_with_the_reason(
     edge.refresh_from_db()
     assert (edge.status, edge.resolution, edge.resolution_reason) == ("closed", "forgotten", "wrong port")
     assert _open(alice_palace) == 0 and OpLog.objects.filter(op="edge.close", target_id=edge.pk).exists()
+
+
+def test_the_upgrade_closes_edges_left_pending_about_a_gone_memory(
+    save: Save, alice_actor: Actor, alice_palace: Palace
+) -> None:
+    import importlib
+
+    from django.apps import apps
+
+    older, newer, edge = _contradiction(save)
+    # A second pending edge whose memories still stand.
+    _, _, kept = _contradiction(save, "The CI pipeline uses Python 3.12.", "The CI pipeline uses Python 3.11.")
+    Memory.objects.filter(pk=newer.pk).update(status="forgotten")  # as before this change: the edge stayed pending
+    migration = importlib.import_module("memory.migrations.0010_judge_close_stale_edges")
+    migration.close_stale(apps, None)
+    edge.refresh_from_db()
+    assert (edge.status, edge.resolution) == ("closed", "forgotten") and f"#{newer.pk}" in edge.resolution_reason
+    assert OpLog.objects.get(op="edge.close", target_id=edge.pk).actor_kind == "system"
+    assert Edge.objects.get(pk=kept.pk).status == "pending"  # positive control: a live contradiction stays open
