@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import connection
+
 from memory.models import Edge, JudgeSettings
 from memory.pipeline import memory_save
 from palace.actors import Actor
@@ -32,6 +34,9 @@ def test_decide_a_contradiction_and_use_the_settings_card(  # noqa: F811  (fixtu
     with a button, then saves and tests the judge settings."""
     from playwright.sync_api import expect
 
+    # A browser test run before this one ends other database sessions at teardown (tests/panel/test_browser.py),
+    # which can include the one this thread kept; start from a fresh connection.
+    connection.close()
     root = make_user("root", admin=True)
     personal = Palace.objects.get(personal_owner=root)
     actor = Actor.for_user(root)
