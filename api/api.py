@@ -8,7 +8,19 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from api.auth import AUTH
-from api.routers import distill, health, memories, oplog, palace_structure, palaces, profile, review, search, stats
+from api.routers import (
+    distill,
+    health,
+    judge,
+    memories,
+    oplog,
+    palace_structure,
+    palaces,
+    profile,
+    review,
+    search,
+    stats,
+)
 from palace.errors import AtriumError
 
 api = NinjaAPI(
@@ -76,6 +88,7 @@ api.add_router("/stats", stats.router)
 api.add_router("/search", search.router)
 api.add_router("/distill", distill.router)
 api.add_router("", profile.router)
+api.add_router("", judge.router)
 
 
 @csrf_exempt  # it changes nothing; a POST to a wrong path gets the same JSON 404

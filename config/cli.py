@@ -16,11 +16,27 @@ import os
 import sys
 
 # Commands spelled with hyphens on the command line live in modules spelled with underscores.
-ALIASES = {"mcp-config": "mcp_config", "backfill-embeddings": "backfill_embeddings", "backfill-slots": "backfill_slots"}
+ALIASES = {
+    "judge-eval": "judge_eval",
+    "mcp-config": "mcp_config",
+    "backfill-embeddings": "backfill_embeddings",
+    "backfill-slots": "backfill_slots",
+}
 
 # Commands that never open a database connection: the embedded PostgreSQL is not started for them.
 NO_DATABASE = frozenset(
-    {"check", "help", "version", "collectstatic", "compilemessages", "makemessages", "diffsettings", "startapp"}
+    {
+        "check",
+        "help",
+        "version",
+        "collectstatic",
+        "compilemessages",
+        "makemessages",
+        "diffsettings",
+        "startapp",
+        "judge-eval",
+        "judge_eval",
+    }
 )
 # Subcommands that never use this installation's database: `bench mcp` measures a server over HTTP (a throwaway one
 # in a temporary ATRIUM_HOME, or the one at --url).

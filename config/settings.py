@@ -355,6 +355,21 @@ ATRIUM_LLM_MODEL = env("ATRIUM_LLM_MODEL")
 ATRIUM_MERGE_SIMILARITY = env_float("ATRIUM_MERGE_SIMILARITY", 0.97, low=0.0, high=1.0)
 ATRIUM_CONTRADICTION_SIMILARITY = env_float("ATRIUM_CONTRADICTION_SIMILARITY", 0.95, low=0.0, high=1.0)
 
+# The judge (memory.judge) on the fuzzy band of the write pipeline: the model's probability that the new text states
+# the same thing as its neighbour (>= MERGE_AT merges, <= ACCEPT_AT accepts, otherwise defer) and that it contradicts
+# it (an edge only at >= CONTRADICTION_AT). Its endpoint, model, key and timeout are edited by an admin (database).
+ATRIUM_JUDGE_MERGE_AT = env_float("ATRIUM_JUDGE_MERGE_AT", 0.85, low=0.0, high=1.0)
+ATRIUM_JUDGE_ACCEPT_AT = env_float("ATRIUM_JUDGE_ACCEPT_AT", 0.15, low=0.0, high=1.0)
+ATRIUM_JUDGE_CONTRADICTION_AT = env_float("ATRIUM_JUDGE_CONTRADICTION_AT", 0.8, low=0.0, high=1.0)
+if ATRIUM_JUDGE_ACCEPT_AT >= ATRIUM_JUDGE_MERGE_AT:
+    _problem("atrium.E005", "ATRIUM_JUDGE_ACCEPT_AT", "must be below ATRIUM_JUDGE_MERGE_AT")
+    ATRIUM_JUDGE_MERGE_AT, ATRIUM_JUDGE_ACCEPT_AT = 0.85, 0.15
+# With the model on, it is also asked about neighbours the rules accepted from this cosine up (the rules' own band
+# starts at ATRIUM_CONTRADICTION_SIMILARITY); without a model nothing below that band is judged.
+ATRIUM_JUDGE_SIMILARITY = env_float("ATRIUM_JUDGE_SIMILARITY", 0.88, low=0.0, high=1.0)
+# Adjudication records kept per palace (the oldest beyond this are pruned; at least 50).
+ATRIUM_JUDGE_KEEP = env_int("ATRIUM_JUDGE_KEEP", 500, minimum=50)
+
 # Retrieval boosts (0 disables) and their window.
 ATRIUM_RECENCY_WEIGHT = env_float("ATRIUM_RECENCY_WEIGHT", 0.2, low=0.0)
 ATRIUM_PROOF_WEIGHT = env_float("ATRIUM_PROOF_WEIGHT", 0.1, low=0.0)

@@ -139,3 +139,6 @@ class EdgeAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Edge | None = None) -> bool:
         return False
+
+
+from memory import admin_judge  # noqa: E402, F401  (registers the judge admin)

@@ -150,6 +150,7 @@ class Edge(models.Model):
         PENDING = "pending"
         CONFIRMED = "confirmed"
         DISMISSED = "dismissed"
+        CLOSED = "closed"  # one side was corrected or forgotten (memory.edges)
 
     palace = models.ForeignKey(Palace, on_delete=models.PROTECT, related_name="edges")
     from_memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="edges_out")
@@ -161,6 +162,10 @@ class Edge(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     decided_at = models.DateTimeField(null=True, blank=True)
+    # How a contradiction was settled (memory.edges): keep_newer | keep_older | both_stand | merge | corrected |
+    # forgotten, and the reason given.
+    resolution = models.CharField(max_length=16, blank=True)
+    resolution_reason = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -243,3 +248,8 @@ class DistillProposal(models.Model):
 
     def __str__(self) -> str:
         return f"proposal #{self.pk} ({self.status}): merge {self.member_ids}"
+
+
+# The judge's models live beside, in their own module; importing them here registers them with the memory app.
+from memory.models_judge import Adjudication as Adjudication  # noqa: E402
+from memory.models_judge import JudgeSettings as JudgeSettings  # noqa: E402

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memory import dispositions, tombstones
+from memory import dispositions, judge, tombstones
 from memory.embeddings import EmbedderUnavailable, embed_passages, embedder_model_name
 from memory.importance import importance_for
 from memory.models import HALF_DISTANCE, Edge, Memory, vector_literal
@@ -32,7 +32,6 @@ from memory.save_input import (
     prepare_item,
 )
 from memory.searchtext import build_embedding_text, build_search_text
-from memory.textproc import truncate_to_chars
 from palace.actors import Actor
 from palace.errors import InvalidInput
 from palace.kinds import KindName
@@ -56,6 +55,7 @@ class SaveResult:
     memory: Memory | None  # the new memory, or the one a restatement merged into; None on DROP
     merged_into: int | None = None
     contradicts: list[int] = field(default_factory=list)
+    edges: list[int] = field(default_factory=list)  # the pending `contradicts` edges, one per contradicted memory
     redactions: list[str] = field(default_factory=list)
     degraded: list[str] = field(default_factory=list)
     hint: str = ""
@@ -156,10 +156,6 @@ def _neighbours(*, palace: Palace, vector: list[float]) -> list[dispositions.Nei
         )
         for pk, kind, content, placard, speaker, distance in rows
     ]
-
-
-def _describe(n: dispositions.Neighbour) -> str:
-    return f"#{n.id} “{truncate_to_chars(n.placard or n.content, 80)}”"
 
 
 def _merge(
@@ -275,16 +271,11 @@ def _save_prepared(
     """Steps 5-6 of the pipeline, inside one transaction: dispose, write, slot, link, op row."""
     with transaction.atomic():
         _lock_palace(palace)
-        decision = dispositions.Disposition(dispositions.ACCEPT)
+        judged = judge.Judged(dispositions.Disposition(dispositions.ACCEPT))
         if vector is not None:
-            decision = dispositions.dispose(
-                content=p.content,
-                kind=p.kind,
-                speaker=p.speaker,
-                neighbours=_neighbours(palace=palace, vector=vector),
-                merge_similarity=settings.ATRIUM_MERGE_SIMILARITY,
-                contradiction_similarity=settings.ATRIUM_CONTRADICTION_SIMILARITY,
-            )
+            neighbours = _neighbours(palace=palace, vector=vector)
+            judged = judge.judge_dispose(content=p.content, kind=p.kind, speaker=p.speaker, neighbours=neighbours)
+        decision = judged.disposition
         if decision.merge_into is not None:
             target = _merge(
                 target_id=decision.merge_into.id,
@@ -294,13 +285,15 @@ def _save_prepared(
                 similarity=decision.merge_into.similarity,
                 now=now,
             )
+            judge.adjudications_record(palace=palace, judged=judged, new_memory=None, new_text=p.content, edges={})
+            hint = f"restates {judge.describe(decision.merge_into)}; reinforced it instead of saving a copy"
             return SaveResult(
                 disposition=dispositions.MERGE,
                 memory=target,
                 merged_into=target.pk,
                 redactions=p.redactions,
                 degraded=degraded,
-                hint=f"restates {_describe(decision.merge_into)}; reinforced it instead of saving a copy",
+                hint=judge.save_hint(judged, {}) if judged.rulings else hint,
             )
         tomb = (
             None
@@ -321,8 +314,8 @@ def _save_prepared(
         memory = create_memory(
             palace=palace, p=p, source=source, actor=actor, vector=vector, search_text=search_text, now=now
         )
-        for suspect in decision.contradicts:
-            Edge.objects.create(
+        edges = {
+            suspect.id: Edge.objects.create(
                 palace=palace,
                 from_memory=memory,
                 to_memory_id=suspect.id,
@@ -330,14 +323,14 @@ def _save_prepared(
                 status=Edge.Status.PENDING,
                 weight=round(suspect.similarity, 4),
             )
+            for suspect in decision.contradicts
+        }
+        judge.adjudications_record(palace=palace, judged=judged, new_memory=memory, new_text=p.content, edges=edges)
         if previous is not None and p.kind == Memory.Kind.EPISODE:
             Edge.objects.get_or_create(
                 palace=palace, from_memory=previous, to_memory=memory, kind=Edge.Kind.NEXT, defaults={"weight": 1.0}
             )
-        hint = ""
-        if decision.contradicts:
-            hint = "may contradict " + ", ".join(_describe(n) for n in decision.contradicts)
-            hint += "; saved with a pending contradiction: correct the older memory or dismiss the edge"
+        hint = judge.save_hint(judged, edges)
         if degraded:
             hint = (hint + "; " if hint else "") + "saved without an embedding (embedder unavailable)"
         contradicts = [n.id for n in decision.contradicts]
@@ -354,6 +347,8 @@ def _save_prepared(
                 "slot": memory.slot.coordinate if memory.slot is not None else None,
                 "redactions": p.redactions,
                 "contradicts": contradicts,
+                "edges": [e.pk for e in edges.values()],
+                "judged_by": sorted({"model" if r.model_took_part else "rules" for r in judged.rulings}),
                 "degraded": degraded,
                 "importance": memory.importance,
             },
@@ -362,6 +357,7 @@ def _save_prepared(
         disposition=decision.disposition,
         memory=memory,
         contradicts=contradicts,
+        edges=[e.pk for e in edges.values()],
         redactions=p.redactions,
         degraded=degraded,
         hint=hint,

@@ -440,3 +440,22 @@ def distill_proposals(
     if status is not None:
         rows = rows.filter(status=status)
     return list(rows.order_by("-created_at", "-pk")[:200])
+
+
+def open_contradictions(*, memory_ids: Sequence[int]) -> dict[int, list[int]]:
+    """The pending `contradicts` edges touching each of `memory_ids` (memories the caller may already read):
+    memory id -> edge ids, oldest edge first. One query."""
+    found: dict[int, list[int]] = {}
+    if not memory_ids:
+        return found
+    ids = set(memory_ids)
+    edges = (
+        Edge.objects.filter(kind=Edge.Kind.CONTRADICTS, status=Edge.Status.PENDING)
+        .filter(Q(from_memory_id__in=ids) | Q(to_memory_id__in=ids))
+        .order_by("pk")
+        .values_list("pk", "from_memory_id", "to_memory_id")
+    )
+    for pk, a, b in edges:
+        for memory_id in {a, b} & ids:
+            found.setdefault(memory_id, []).append(pk)
+    return found

@@ -13,6 +13,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from memory.edges import edges_close_open
 from memory.models import Memory
 from memory.pipeline import (
     SaveItem,
@@ -133,6 +134,9 @@ def memory_update(
         )
         old.status = Memory.Status.SUPERSEDED
         old.save(update_fields=["status", "updated_at"])
+        closed = edges_close_open(
+            memory=old, resolution="corrected", reason=reason or f"corrected by #{new.pk}", actor=actor, now=now
+        )
         oplog_write(
             op="memory.update",
             actor=actor,
@@ -147,6 +151,7 @@ def memory_update(
                 "redactions": p.redactions,
                 "degraded": degraded,
                 "slot": new.slot.coordinate if new.slot is not None else None,
+                "closed_edges": closed,
             },
         )
     return new
@@ -162,6 +167,7 @@ def memory_forget(*, memory_id: int, actor: Actor, reason: str = "") -> Memory:
         _status_change(
             row=row, status=Memory.Status.FORGOTTEN, epitaph=reason, op="memory.forget", actor=actor, reason=reason
         )
+        edges_close_open(memory=row, resolution="forgotten", reason=reason or "forgotten", actor=actor)
     return row
 
 

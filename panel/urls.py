@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from panel.views import account, corridor, episodes, log, palace, today
+from panel.views import account, corridor, episodes, judge, log, palace, today
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(template_name="panel/login.html"), name="login"),
@@ -26,12 +26,16 @@ urlpatterns = [
     path("palace/m/<int:memory_id>/restore/", palace.memory_restore, name="memory-restore"),
     path("palace/m/<int:memory_id>/checkout/", palace.memory_checkout, name="memory-checkout"),
     path("palace/m/<int:memory_id>/distill-undo/", palace.memory_distill_undo, name="memory-distill-undo"),
+    path("palace/e/<int:edge_id>/resolve/", palace.contradiction_resolve, name="contradiction-resolve"),
     path("corridor/", corridor.corridor, name="corridor"),
     path("corridor/rooms/", corridor.rooms, name="corridor-rooms"),
     path("corridor/room/<int:room_id>/", corridor.room, name="corridor-room"),
     path("corridor/m/<int:memory_id>/neighbours/", corridor.neighbours, name="corridor-neighbours"),
     path("corridor/bench/", corridor.bench, name="corridor-bench"),
     path("log/", log.log, name="log"),
+    path("judge/", judge.judge, name="judge"),
+    path("judge/settings/", judge.judge_settings, name="judge-settings"),
+    path("judge/test/", judge.judge_test, name="judge-test"),
     path("episodes/", episodes.episodes, name="episodes"),
     path("episodes/<int:memory_id>/nearby/", episodes.nearby, name="episodes-nearby"),
 ]

@@ -54,6 +54,7 @@ def save_item(index: int, result: SaveResult) -> schemas.SaveItemOut:
         merged_into=result.merged_into,
         coordinate=coordinate_of(memory) if memory is not None else None,
         contradicts=list(result.contradicts),
+        edges=list(result.edges),
         redactions=list(result.redactions),
         degraded=list(result.degraded),
         hint=result.hint,
@@ -62,8 +63,11 @@ def save_item(index: int, result: SaveResult) -> schemas.SaveItemOut:
     )
 
 
-def search_out(*, query: str, result: SearchResult, labels: dict[int, str]) -> schemas.SearchOut:
+def search_out(
+    *, query: str, result: SearchResult, labels: dict[int, str], open_edges: dict[int, list[int]] | None = None
+) -> schemas.SearchOut:
     hits = []
+    open_edges = open_edges or {}
     for hit in result.hits:
         row = memory_row(hit.memory, labels)
         hits.append(
@@ -80,6 +84,7 @@ def search_out(*, query: str, result: SearchResult, labels: dict[int, str]) -> s
                 content_truncated=row.content_truncated,
                 occurred_at=row.occurred_at,
                 cues=list(hit.cues),
+                open_edges=open_edges.get(row.id, []),
             )
         )
     return schemas.SearchOut(

@@ -100,6 +100,7 @@ class SaveItemOut(Out):
     merged_into: int | None = None
     coordinate: str | None = None
     contradicts: list[int] = Field(default_factory=list)
+    edges: list[int] = Field(default_factory=list, description="pending contradiction edges (memory_resolve edge=…)")
     redactions: list[str] = Field(default_factory=list)
     degraded: list[str] = Field(default_factory=list)
     hint: str = ""
@@ -128,6 +129,9 @@ class SearchHit(Out):
     content_truncated: bool
     occurred_at: datetime
     cues: list[str] = Field(default_factory=list, description="neighbouring slots of the same room")
+    open_edges: list[int] = Field(
+        default_factory=list, description="pending contradiction edges of this memory (decide with memory_resolve)"
+    )
 
 
 class SearchOut(Out):
@@ -215,12 +219,16 @@ class QueueOut(Out):
 
 
 class EdgeOut(Out):
+    id: int = Field(description="the edge id (memory_resolve edge=…)")
     other_id: int
     other_status: str
     other_placard: str
     direction: Literal["out", "in"]
     status: str
     created_at: datetime
+    resolution: str = ""
+    resolution_reason: str = ""
+    judged: str = Field(default="", description="the judge's ruling on this pair, when one was recorded")
 
 
 class OpRow(Out):
@@ -358,3 +366,12 @@ class DistillUndoOut(Out):
     status: str
     epitaph: str
     restored: list[int] = Field(description="the members that are active again")
+
+
+class ResolveOut(Out):
+    edge: int
+    decision: Literal["keep_newer", "keep_older", "both_stand", "merge"]
+    status: str
+    newer: int
+    older: int
+    new_memory: MemoryRow | None = None

@@ -115,6 +115,8 @@ def saved(out: schemas.SaveOut) -> str:
             line += f" (restatement: reinforced #{item.merged_into}, no new memory)"
         if item.contradicts:
             line += f"; may contradict {', '.join(f'#{c}' for c in item.contradicts)}"
+        if item.edges:
+            line += f" ({', '.join(f'edge={e}' for e in item.edges)})"
         if item.redactions:
             line += f"; redacted {', '.join(item.redactions)}"
         if item.degraded:
@@ -124,8 +126,11 @@ def saved(out: schemas.SaveOut) -> str:
         lines.append(line)
     if any(i.forgotten and not i.restored for i in out.items):
         lines.append("Next: to bring a forgotten memory back, save it again with restore: true.")
-    if any(i.contradicts for i in out.items):
-        lines.append("Next: memory_review the contradicted memory, then memory_update or memory_forget one of them.")
+    if any(i.edges for i in out.items):
+        lines.append(
+            "Next: memory_review the contradicted memory, then memory_resolve the edge (keep_newer | keep_older | "
+            "both_stand | merge) or memory_update one of them."
+        )
     return "\n".join(lines)
 
 
@@ -194,6 +199,8 @@ def searched(out: schemas.SearchOut) -> str:
         line += f" — {flat(hit.content)}"
         if hit.cues:
             line += f" (nearby: {', '.join(hit.cues)})"
+        if hit.open_edges:
+            line += f" [open contradiction: {', '.join(f'edge={e}' for e in hit.open_edges)}]"
         lines.append(line)
     lines.append(
         f"batch={out.batch_id} — before answering, call memory_assess with this batchId and the refs that answer "
@@ -322,7 +329,29 @@ def audit(out: schemas.AuditOut) -> str:
     chain = " → ".join(f"#{m.id} ({m.status})" for m in out.supersede_chain)
     lines.append(f"Supersede chain (newest first): {chain}")
     lines.append(f"Contradictions ({len(out.contradictions)}):")
-    lines += [f"  - #{c.other_id} ({c.other_status}) {c.status} · {c.other_placard}" for c in out.contradictions]
+    for c in out.contradictions:
+        line = f"  - edge={c.id} #{c.other_id} ({c.other_status}) {c.status}"
+        line += f" ({c.resolution}: {c.resolution_reason})" if c.resolution else ""
+        line += f" · {c.other_placard}" + (f" — {c.judged}" if c.judged else "")
+        lines.append(line)
+    if any(c.status == "pending" for c in out.contradictions):
+        lines.append("Decide a pending edge with memory_resolve (keep_newer | keep_older | both_stand | merge).")
     lines.append(f"Op log ({len(out.oplog)}):")
     lines += [f"  - {o.at:%Y-%m-%d %H:%M} {o.op} by {o.actor} on #{o.target_id} {o.reason}".rstrip() for o in out.oplog]
     return wrap_memory_context("\n".join(lines))
+
+
+# --- judge family --------------------------------------------------------------------------------------------------
+
+
+def resolved(out: schemas.ResolveOut) -> str:
+    what = {
+        "keep_newer": f"kept the newer #{out.newer}; #{out.older} is superseded by it",
+        "keep_older": f"kept the older #{out.older}; #{out.newer} is forgotten (restorable)",
+        "both_stand": f"both #{out.newer} and #{out.older} stand; the edge is dismissed",
+        "merge": f"#{out.newer} and #{out.older} are superseded by the merged memory",
+    }[out.decision]
+    line = f"Resolved edge={out.edge} ({out.status}): {what}."
+    if out.new_memory is not None:
+        line += f" New memory id={out.new_memory.id} at {out.new_memory.coordinate or 'unslotted'}."
+    return line

@@ -101,6 +101,7 @@ class SaveOut(Schema):
     memory: MemoryOut | None
     merged_into: int | None
     contradicts: list[int]
+    edges: list[int]
     redactions: list[str]
     degraded: list[str]
     hint: str
@@ -197,6 +198,7 @@ def save_out(r: pipeline.SaveResult) -> dict[str, Any]:
         "memory": memory_out(r.memory) if r.memory is not None else None,
         "merged_into": r.merged_into,
         "contradicts": r.contradicts,
+        "edges": r.edges,
         "redactions": r.redactions,
         "degraded": r.degraded,
         "hint": r.hint,

@@ -14,7 +14,9 @@ from django.views.decorators.vary import vary_on_headers
 
 from memory import selectors as memories
 from memory import services, versions
-from memory.models import Memory
+from memory.judge_selectors import adjudication_why, adjudications_for_edges
+from memory.models import Edge, Memory
+from memory.resolve import edge_resolve
 from memory.search import memory_search
 from palace import selectors
 from palace.errors import InvalidInput
@@ -84,11 +86,16 @@ def memory_detail(request: HttpRequest, memory_id: int) -> HttpResponse:
 
 def _detail(request: HttpRequest, memory: Memory, status: int = 200) -> HttpResponse:
     chain = memories.memory_chain(memory=memory, depth=CHAIN_DEPTH, slim=True)
+    edges = memories.memory_edges(memory=memory)
+    # "Why was this deferred?": the judge's ruling beside each contradiction.
+    rulings = adjudications_for_edges(edge_ids=[e.pk for e in edges if e.kind == Edge.Kind.CONTRADICTS])
+    for edge in edges:
+        setattr(edge, "judged", adjudication_why(rulings[edge.pk]) if edge.pk in rulings else "")  # noqa: B010
     context = {
         "m": memory,
         "older": chain.older,
         "newer": chain.newer,
-        "edges": memories.memory_edges(memory=memory),
+        "edges": edges,
         "can_write": selectors.role_in(user=request.user, palace=memory.palace) in selectors.WRITE_ROLES,
         "form": MemoryEditForm(
             initial={"content": memory.content, "placard": memory.placard, "version": memory.version}
@@ -183,3 +190,24 @@ def _after_write(request: HttpRequest, memory_id: int) -> HttpResponse:
     if is_partial(request):
         return _detail(request, memories.memory_get(user=request.user, memory_id=memory_id))
     return redirect("memory", memory_id=memory_id)
+
+
+@require_POST
+@login_required
+@domain_errors
+def contradiction_resolve(request: HttpRequest, edge_id: int) -> HttpResponse:
+    """Decide a pending contradiction from a memory's detail (memory.resolve); back to that memory, or to the merged
+    one. An edge in a palace the user may not write answers 404 (a viewer: 403)."""
+    result = edge_resolve(
+        edge_id=edge_id,
+        decision=request.POST.get("decision", ""),
+        actor=actor_of(request),
+        reason=request.POST.get("reason", "")[:500],
+        content=request.POST.get("content", "") if request.POST.get("decision") == "merge" else "",
+        source=SOURCE,
+    )
+    back = request.POST.get("back", "")
+    if back == "judge":
+        return redirect("judge")
+    target = result.new_memory.pk if result.new_memory is not None else int(back) if back.isdigit() else result.newer_id
+    return redirect("memory", memory_id=target)

@@ -77,7 +77,8 @@ def _search(
         reinforce=call.caller.can_write,  # a read token leaves hit counts and last access as they were
     )
     labels = palace_labels(user=call.user, palace_ids={h.memory.palace_id for h in result.hits})
-    out = mapping.search_out(query=query, result=result, labels=labels)
+    edges = memory_selectors.open_contradictions(memory_ids=[h.memory.pk for h in result.hits])
+    out = mapping.search_out(query=query, result=result, labels=labels, open_edges=edges)
     return out, text.searched(out)
 
 

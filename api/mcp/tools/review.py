@@ -12,6 +12,7 @@ from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
 from memory import selectors as memory_selectors
 from memory import services as memory_services
+from memory.judge_selectors import adjudication_why, adjudications_for_edges
 from memory.models import Edge
 from palace.errors import InvalidInput
 from review.selectors import review_due_count, review_queue
@@ -74,11 +75,18 @@ def _audit(call: ToolCall, *, id: int) -> tuple[schemas.AuditOut, str]:
     labels = {memory.palace_id: memory.palace.label}
     history = memory_selectors.memory_chain(memory=memory)
     contradictions = []
-    for edge in memory_selectors.memory_edges(memory=memory, kind=Edge.Kind.CONTRADICTS, limit=None):
+    edges = memory_selectors.memory_edges(memory=memory, kind=Edge.Kind.CONTRADICTS, limit=None)
+    rulings = adjudications_for_edges(edge_ids=[e.pk for e in edges])
+    for edge in edges:
         out_going = edge.from_memory_id == id
         other = edge.to_memory if out_going else edge.from_memory
+        ruling = rulings.get(edge.pk)
         contradictions.append(
             schemas.EdgeOut(
+                id=edge.pk,
+                resolution=edge.resolution,
+                resolution_reason=edge.resolution_reason,
+                judged=adjudication_why(ruling) if ruling is not None else "",
                 other_id=other.pk,
                 other_status=other.status,
                 other_placard=other.placard,

@@ -46,11 +46,12 @@ async def memory_save(
     memory. Pass `content` + `kind` for one memory, or `items` (≤ 10) for several.
 
     Returns each item's disposition: accept (new memory, with its id and room#slot), merge (a restatement that
-    reinforced an existing memory), defer (saved, but it may contradict the listed memories — review them), drop
-    (no information, nothing stored). Secrets are redacted before storage. Saves go to your personal palace unless
-    `project` names a project palace you may write. Content that restates a forgotten memory is deferred with that
-    memory's id and epitaph (nothing saved) unless `restore` is true, which brings the original back.
-    Next: if an item may contradict another, call memory_review on it; to correct a memory use memory_update.
+    reinforced an existing memory), defer (saved, but it may contradict the listed memories: each pending
+    contradiction has an edge id, and the hint says why it was judged so), drop (no information, nothing stored).
+    Secrets are redacted before storage. Saves go to your personal palace unless `project` names a project palace
+    you may write. Content that restates a forgotten memory is deferred with that memory's id and epitaph (nothing
+    saved) unless `restore` is true, which brings the original back.
+    Next: if an item may contradict another, memory_review it, then memory_resolve the edge (or memory_update).
     """
     return await run(
         lambda call: _save(

@@ -167,6 +167,7 @@ def test_read_token_cannot_call_write_tools(tokens: dict[str, str], mode: str) -
         ("memory_distill", {"mode": "apply"}),
         ("memory_checkout", {"id": seeded["id"]}),
         ("memory_distill_undo", {"id": seeded["id"]}),
+        ("memory_resolve", {"edge": 1, "decision": "both_stand", "reason": "a read token decides"}),
     ]
     assert {name for name, _ in writes} == WRITE_TOOLS
     results = run(_calls(tokens["alice_read"], writes, mode))

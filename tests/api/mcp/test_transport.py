@@ -33,6 +33,7 @@ ALL_TOOLS = {
     "memory_profile",
     "memory_checkout",
     "memory_distill_undo",
+    "memory_resolve",
 }
 INITIALIZE = {
     "jsonrpc": "2.0",

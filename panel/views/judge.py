@@ -1,0 +1,99 @@
+"""Judge: the open contradictions of the chosen scope side by side with the four decisions, the judge's recent
+rulings with filters, and — for admins — the judge settings card with Test connection (the key never in the page)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from memory.judge_config import FALLBACK_REASONS, judge_settings_public, judge_settings_update, judge_test_connection
+from memory.judge_selectors import adjudications_recent, contradictions_open
+from memory.models_judge import DEFAULT_TIMEOUT_MS
+from panel.forms import int_or_none
+from panel.frame import actor_of, domain_errors, page
+from panel.scope import scope_for
+
+VERDICTS = ("merge", "accept", "defer")
+
+
+def _is_admin(request: HttpRequest) -> bool:
+    return bool(getattr(request.user, "is_staff", False))
+
+
+def _filters(request: HttpRequest) -> dict[str, Any]:
+    verdict = request.GET.get("verdict", "")
+    by = request.GET.get("by", "")
+    fallback = request.GET.get("fallback", "")
+    return {
+        "verdict": verdict if verdict in VERDICTS else "",
+        "by": by if by in ("model", "rules") else "",
+        "fallback": fallback if fallback in FALLBACK_REASONS else "",
+    }
+
+
+def _render(request: HttpRequest, test_report: Any = None) -> HttpResponse:
+    scope = scope_for(request)
+    f = _filters(request)
+    context: dict[str, Any] = {
+        "edges": contradictions_open(palace_ids=scope.palace_ids),
+        "rulings": adjudications_recent(
+            palace_ids=scope.palace_ids,
+            verdict=f["verdict"] or None,
+            model_took_part={"model": True, "rules": False}.get(f["by"]),
+            fallback_reason=f["fallback"] or None,
+        ),
+        "filters": f,
+        "verdicts": VERDICTS,
+        "fallbacks": FALLBACK_REASONS,
+        "writable": {pid for pid, role in scope.roles.items() if role in ("owner", "editor")},
+        "is_admin": _is_admin(request),
+        "test_report": test_report,
+    }
+    if context["is_admin"]:
+        context["settings"] = judge_settings_public()
+    return page(request, "panel/judge.html", context, scope=scope, nav="judge", partial="judge")
+
+
+@require_GET
+@login_required
+@vary_on_headers("HX-Request")
+@domain_errors
+def judge(request: HttpRequest) -> HttpResponse:
+    return _render(request)
+
+
+def _posted(request: HttpRequest) -> dict[str, Any]:
+    return {
+        "base_url": request.POST.get("base_url", ""),
+        "model": request.POST.get("model", ""),
+        "timeout_ms": int_or_none(request.POST.get("timeout_ms")) or DEFAULT_TIMEOUT_MS,
+        "api_key": request.POST.get("api_key", ""),
+    }
+
+
+@require_POST
+@login_required
+@domain_errors
+def judge_settings(request: HttpRequest) -> HttpResponse:
+    """Save the settings card (admins; the service refuses anyone else)."""
+    judge_settings_update(
+        actor=actor_of(request),
+        enabled=request.POST.get("enabled") == "on",
+        clear_key=request.POST.get("clear_key") == "on",
+        **_posted(request),
+    )
+    return redirect("judge")
+
+
+@require_POST
+@login_required
+@domain_errors
+def judge_test(request: HttpRequest) -> HttpResponse:
+    """Test connection with the values as typed; nothing is stored."""
+    report = judge_test_connection(actor=actor_of(request), **_posted(request))
+    return _render(request, test_report=report)

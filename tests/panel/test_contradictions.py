@@ -1,0 +1,73 @@
+"""The panel door of the correction loop: a memory's detail shows each contradiction with the judge's ruling and,
+for a writer, the four decisions; deciding writes the op log and Today's open count goes down."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from memory.models import Edge, Memory
+from memory.pipeline import memory_save
+from memory.stats import memory_stats
+from palace.actors import Actor
+from palace.models import OpLog, Palace
+
+OLD = "The API server listens on port 8000."
+NEW = "The API server listens on port 8001."
+
+
+def _contradiction(palace: Palace, user: Any) -> tuple[int, int, int]:
+    actor = Actor.for_user(user)
+    first = memory_save(palace=palace, actor=actor, content=OLD, kind="fact")
+    second = memory_save(palace=palace, actor=actor, content=NEW, kind="fact")
+    assert first.memory is not None and second.memory is not None and second.edges
+    return first.memory.pk, second.memory.pk, second.edges[0]
+
+
+def test_detail_shows_the_edge_the_ruling_and_the_decisions(alice: Any, client_for: Any, personal: Palace) -> None:
+    older, newer, edge = _contradiction(personal, alice)
+    page = client_for(alice).get(f"/palace/m/{older}/").content.decode()
+    assert f"edge {edge}" in page and "judged by the rules (off)" in page
+    assert f"/palace/e/{edge}/resolve/" in page and 'value="keep_newer"' in page and 'value="merge"' in page
+
+
+@pytest.mark.parametrize("decision", ["keep_newer", "keep_older", "both_stand", "merge"])
+def test_every_decision_from_the_panel(alice: Any, client_for: Any, personal: Palace, decision: str) -> None:
+    older, newer, edge = _contradiction(personal, alice)
+    client = client_for(alice)
+    assert memory_stats(palace_ids=[personal.pk]).pending_contradictions == 1
+    body = {"decision": decision, "reason": "decided in the panel", "back": str(older)}
+    if decision == "merge":
+        body["content"] = "The API server listens on port 8001 since May."
+    response = client.post(f"/palace/e/{edge}/resolve/", body)
+    assert response.status_code == 302
+    state = Edge.objects.get(pk=edge)
+    assert state.status == ("dismissed" if decision == "both_stand" else "confirmed") and state.resolution == decision
+    op = OpLog.objects.get(op="edge.decide", target_id=edge)
+    assert op.actor_user_id == alice.pk and op.reason == "decided in the panel"
+    if decision == "merge":
+        merged = Memory.objects.get(supersedes_id=older)
+        assert response["Location"].endswith(f"/palace/m/{merged.pk}/") and merged.source_kind == "panel"
+    else:
+        assert response["Location"].endswith(f"/palace/m/{older}/")
+    assert memory_stats(palace_ids=[personal.pk]).pending_contradictions == 0  # Today's open count
+
+
+def test_an_outsider_gets_404_a_viewer_403_and_sees_no_buttons(
+    alice: Any, bob: Any, charlie: Any, client_for: Any, project: Palace
+) -> None:
+    older, newer, edge = _contradiction(project, alice)
+    body = {"decision": "both_stand", "reason": "not in conflict"}
+    assert client_for(charlie).post(f"/palace/e/{edge}/resolve/", body).status_code == 404
+    assert client_for(bob).post(f"/palace/e/{edge}/resolve/", body).status_code == 403
+    assert f"/palace/e/{edge}/resolve/" not in client_for(bob).get(f"/palace/m/{older}/").content.decode()
+    assert Edge.objects.get(pk=edge).status == "pending"
+    assert client_for(alice).post(f"/palace/e/{edge}/resolve/", body).status_code == 302  # positive control
+    assert Edge.objects.get(pk=edge).status == "dismissed"
+
+
+def test_a_bad_decision_is_a_clear_error_not_a_500(alice: Any, client_for: Any, personal: Palace) -> None:
+    _, _, edge = _contradiction(personal, alice)
+    response = client_for(alice).post(f"/palace/e/{edge}/resolve/", {"decision": "merge"})
+    assert response.status_code == 422 and "content" in response.content.decode()
