@@ -148,12 +148,14 @@ SETUP = """
 import json
 from accounts.tokens import token_create
 from palace.actors import Actor
+from palace.rls import acting_as_system
 from palace.services import user_create
 actor = Actor.for_system("atrium bench mcp")
 tokens = []
-for i in range({n}):
-    user = user_create(username=f"bench{{i}}", email="", password={password!r}, is_admin=False, actor=actor)
-    tokens.append(token_create(user=user, label="bench", scope="write", actor=actor)[1])
+with acting_as_system("atrium bench mcp"):  # `atrium shell` acts as nobody: row-level security hides every palace
+    for i in range({n}):
+        user = user_create(username=f"bench{{i}}", email="", password={password!r}, is_admin=False, actor=actor)
+        tokens.append(token_create(user=user, label="bench", scope="write", actor=actor)[1])
 print("TOKENS=" + json.dumps(tokens))
 """
 

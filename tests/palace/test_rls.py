@@ -132,15 +132,26 @@ def test_a_viewer_cannot_update_a_project_memory_through_raw_sql_an_editor_can(
     assert shared.importance == 0.99
 
 
-def test_a_viewer_may_not_insert_into_a_project_but_still_records_reads(world: dict[str, Any], bob: Any) -> None:
+def test_a_viewer_may_not_insert_into_a_project_but_may_record_a_read_of_it(world: dict[str, Any], bob: Any) -> None:
+    """The policies: a viewer writes no project rows, but an access record of a memory they can read is allowed
+    (search no longer writes one for a viewer: their searches leave a project's ranking state alone, issue 12
+    defect 3; the policy still admits the audit row) and their own evidence batch is theirs."""
     project = world["palaces"]["project"]
     before = _count("memory_accessrecord", "WHERE user_id = %s", [bob.pk])
+    record = (
+        "INSERT INTO memory_accessrecord (memory_id, user_id, batch, rank, via, created_at)"
+        " VALUES (%s, %s, '', 1, 'search', now())"
+    )
     with rls.acting_as(bob):
         result = memory_search(user=bob, query="deploys lanterns", palace_ids=[project.pk])
         assert [hit.memory.pk for hit in result.hits] == [world["shared"].pk]
         assert result.batch is not None
         with pytest.raises(Exception, match="row-level security"), transaction.atomic():
             Edge.objects.create(palace=project, from_memory=world["shared"], to_memory=world["shared"], kind="related")
+        with pytest.raises(Exception, match="row-level security"), transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(record, [world["charlies"].pk, bob.pk])  # a memory bob cannot read: refused
+        with connection.cursor() as cursor:
+            cursor.execute(record, [world["shared"].pk, bob.pk])  # one he can read: admitted
     assert _count("memory_accessrecord", "WHERE user_id = %s", [bob.pk]) == before + 1
 
 
