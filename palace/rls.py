@@ -16,11 +16,11 @@ admin as system), the REST token auth (api/auth.py), the MCP runner, the websock
 and the `atrium` command (system, except `shell` and `dbshell`, which get no context). `acting_as(user)` and
 `acting_as_system(reason)` nest: each restores the context it found, also on error.
 
-The context lives on Django's connection wrapper, which is per thread (and per async context), so it follows the
-connection it was set on: a thread that keeps its connection between calls (api/mcp/workers.py) starts every call
-from what the previous one restored, and `reset()` clears it outright. The settings are session settings written
-with `set_config(..., false)`: Django runs in autocommit, so a transaction-local `SET LOCAL` would vanish after the
-first statement. A value set inside a transaction that then rolls back reverts to the value at the transaction's
+The context is kept per thread and written to each of the thread's connections (Django may hand one thread
+several wrappers, one per async context): a thread that keeps its connection between calls (api/mcp/workers.py)
+starts every call from what the previous one restored, and `reset()` clears it outright. The settings are session
+settings written with `set_config(..., false)`: Django runs in autocommit, so a transaction-local `SET LOCAL` would
+vanish after the first statement. A value set inside a transaction that then rolls back reverts to the value at the transaction's
 start, which is the context that was current when it began, since contexts nest inside transactions (or around
 them). Nothing is sent before a connection exists: a new connection gets the current context when it opens
 (`connection_created`), so pushing a context costs nothing until the database is used.
@@ -29,6 +29,7 @@ them). Nothing is sent before a connection exists: a new connection gets the cur
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
 USER_SETTING = "atrium.user_id"
 SYSTEM_SETTING = "atrium.system"
 
-_STACK = "_atrium_acting_stack"
 _APPLIED = "_atrium_acting_applied"
 _SET_SQL = f"SELECT set_config('{USER_SETTING}', %s, false), set_config('{SYSTEM_SETTING}', %s, false)"
 
@@ -64,16 +64,22 @@ NOBODY = Acting()
 _UNKNOWN = Acting(system="\0unknown")  # after a skipped write: the next apply always sends
 
 
-def _stack(conn: Any) -> list[Acting]:
-    stack = getattr(conn, _STACK, None)
+_THREAD = threading.local()
+
+
+def _stack(conn: Any = None) -> list[Acting]:
+    """This thread's contexts, innermost last. Kept per thread, not on the connection wrapper: Django hands a thread
+    a different wrapper per async context (asgiref's Local), e.g. once an event loop runs in it (Playwright's sync
+    API, an ASGI server's sync-to-async thread), and a wrapper opened there must still get the thread's context."""
+    stack = getattr(_THREAD, "stack", None)
     if stack is None:
         stack = []
-        setattr(conn, _STACK, stack)
+        _THREAD.stack = stack
     return stack
 
 
-def _wanted(conn: Any) -> Acting:
-    stack = _stack(conn)
+def _wanted(conn: Any = None) -> Acting:
+    stack = _stack()
     return stack[-1] if stack else NOBODY
 
 
@@ -103,20 +109,18 @@ def _apply_everywhere() -> None:
 
 
 def _push(acting: Acting) -> int:
-    depth = 0
+    stack = _stack()
+    depth = len(stack)
+    stack.append(acting)
     for alias in connections:
-        conn = connections[alias]
-        stack = _stack(conn)
-        depth = len(stack)
-        stack.append(acting)
-        _send(conn, acting)
+        _send(connections[alias], acting)
     return depth
 
 
 def _pop_to(depth: int) -> None:
+    del _stack()[depth:]
     for alias in connections:
         conn = connections[alias]
-        del _stack(conn)[depth:]
         try:
             _send(conn, _wanted(conn))
         except Exception:
@@ -158,7 +162,7 @@ def acting_as_nobody() -> contextlib.AbstractContextManager[None]:
 def scope() -> Iterator[None]:
     """A frame for `enter_*` calls made somewhere inside (e.g. an auth callback): on exit, whatever was entered
     inside is undone, and the context found on entry is back."""
-    depth = len(_stack(connections["default"]))
+    depth = len(_stack())
     try:
         yield
     finally:
@@ -176,7 +180,7 @@ def enter_as_system(reason: str) -> None:
 
 
 def depth() -> int:
-    return len(_stack(connections["default"]))
+    return len(_stack())
 
 
 def leave_to(level: int) -> None:
@@ -186,15 +190,15 @@ def leave_to(level: int) -> None:
 
 def current() -> Acting:
     """The context the next query of this thread's default connection runs under."""
-    return _wanted(connections["default"])
+    return _wanted()
 
 
 def reset() -> None:
     """Forget every context of this thread's connections and tell the database (a thread reused by another
     caller starts from nothing)."""
+    _stack().clear()
     for alias in connections:
         conn = connections[alias]
-        _stack(conn).clear()
         try:
             _send(conn, NOBODY)
         except Exception:

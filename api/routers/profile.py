@@ -24,7 +24,7 @@ router = Router(tags=["profile"])
     response={200: str, 401: ErrorOut, 404: ErrorOut},
     openapi_extra={
         "responses": {
-            "200": {"description": "the profile text", "content": {"text/plain": {"schema": {"type": "string"}}}}
+            200: {"description": "the profile text", "content": {"text/plain": {"schema": {"type": "string"}}}}
         }
     },
 )
