@@ -16,14 +16,14 @@ admin as system), the REST token auth (api/auth.py), the MCP runner, the websock
 and the `atrium` command (system, except `shell` and `dbshell`, which get no context). `acting_as(user)` and
 `acting_as_system(reason)` nest: each restores the context it found, also on error.
 
-The context is kept per thread and written to each of the thread's connections (Django may hand one thread
-several wrappers, one per async context): a thread that keeps its connection between calls (api/mcp/workers.py)
-starts every call from what the previous one restored, and `reset()` clears it outright. The settings are session
-settings written with `set_config(..., false)`: Django runs in autocommit, so a transaction-local `SET LOCAL` would
-vanish after the first statement. A value set inside a transaction that then rolls back reverts to the value at the transaction's
-start, which is the context that was current when it began, since contexts nest inside transactions (or around
-them). Nothing is sent before a connection exists: a new connection gets the current context when it opens
-(`connection_created`), so pushing a context costs nothing until the database is used.
+The context is kept per thread and written to each of the thread's connections (Django may hand one thread several
+wrappers, one per async context): a thread that keeps its connection between calls (api/mcp/workers.py) starts every
+call from what the previous one restored, and `reset()` clears it outright. The settings are session settings
+written with `set_config(..., false)`: Django runs in autocommit, so a transaction-local `SET LOCAL` would vanish
+after the first statement. A value set inside a transaction that then rolls back reverts to the value at the
+transaction's start, which is the context that was current when it began, since contexts nest inside transactions
+(or around them). Nothing is sent before a connection exists: a new connection gets the current context when it
+opens (`connection_created`), so pushing a context costs nothing until the database is used.
 """
 
 from __future__ import annotations
