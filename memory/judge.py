@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from django.conf import settings
+from django.db import transaction
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from memory import dispositions
@@ -34,6 +35,7 @@ from memory.llm import LLMConfig, LLMError, LLMTimeoutError, chat_json
 from memory.models import Edge, Memory
 from memory.models_judge import Adjudication
 from memory.textproc import truncate_to_chars
+from palace import events
 from palace.models import Palace
 
 log = logging.getLogger(__name__)
@@ -313,6 +315,9 @@ def adjudications_record(
         ]
     )
     if rows:
+        palace_id = palace.pk  # tell the Judge pages of its members once the save commits
+        payload = {"palace_id": palace_id}
+        transaction.on_commit(lambda: events.publish(kind="judge", payload=payload, palace_id=palace_id))
         keep = settings.ATRIUM_JUDGE_KEEP
         cut = Adjudication.objects.filter(palace=palace).order_by("-id").values_list("id", flat=True)[keep : keep + 1]
         cut_id = next(iter(cut), None)

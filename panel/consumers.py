@@ -2,7 +2,9 @@
 
 Events come from palace.events (published after a mutation commits). The consumer re-reads the user's current
 scope from their session and, when the event's palace is in it, sends small rendered fragments that the htmx ws
-extension swaps in by id: the due badge, the Today counts, and the new Log row.
+extension swaps in by id: the due badge, the Today counts, and the new Log row; after an edge or distillation op, or a
+recorded adjudication (kind "judge"), a trigger that makes the Judge page re-fetch its open contradictions and
+proposals (elsewhere it has no target and nothing happens).
 
 Before each push the consumer checks that the connection's session still signs its user in (the same check Django
 makes on every request: the session exists, names this user, the password hash still matches, the user is active).
@@ -33,6 +35,7 @@ from review.selectors import memory_overview
 
 logger = logging.getLogger(__name__)
 COUNTS_DEBOUNCE_SECONDS = 0.15  # a burst of writes refreshes the counts once
+JUDGE_OPS = ("edge.", "distill.")  # op-log rows that change what the Judge page shows
 SIGNED_OUT = 4401  # the close code for a connection without (or no longer with) a signed-in user
 
 
@@ -61,7 +64,7 @@ class PanelConsumer(AsyncWebsocketConsumer):
 
     async def atrium_event(self, event: dict[str, Any]) -> None:
         kind, payload = event.get("kind"), event.get("payload") or {}
-        if kind not in ("membership", "oplog"):
+        if kind not in ("membership", "oplog", "judge"):
             return
         if not await database_sync_to_async(self._signed_in)():
             await self._sign_out()
@@ -69,7 +72,14 @@ class PanelConsumer(AsyncWebsocketConsumer):
         if kind == "membership":
             await self._sync_groups()
             return
+        if kind == "judge":
+            html = await database_sync_to_async(self._render_judge)(payload)
+            if html:
+                await self.send(text_data=html)
+            return
         html = await database_sync_to_async(self._render_row)(payload)
+        if html and str(payload.get("op") or "").startswith(JUDGE_OPS):
+            html += render_to_string("panel/_live_judge.html")
         if html:
             await self.send(text_data=html)
             if self.counts_pending is None or self.counts_pending.done():
@@ -155,6 +165,12 @@ class PanelConsumer(AsyncWebsocketConsumer):
             return ""
         with translation.override(request.language):
             return render_to_string("panel/_live_row.html", {"row": row, "scope": scope})
+
+    def _render_judge(self, payload: dict[str, Any]) -> str:
+        """The Judge page's re-fetch trigger, when the event's palace is in this connection's current scope."""
+        with rls.acting_as(self.user):
+            _, scope = self._scope()
+        return render_to_string("panel/_live_judge.html") if payload.get("palace_id") in scope.palace_ids else ""
 
     def _render_counts(self) -> str:
         with rls.acting_as(self.user):

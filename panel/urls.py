@@ -36,6 +36,8 @@ urlpatterns = [
     path("judge/", judge.judge, name="judge"),
     path("judge/settings/", judge.judge_settings, name="judge-settings"),
     path("judge/test/", judge.judge_test, name="judge-test"),
+    path("judge/p/<int:proposal_id>/apply/", judge.proposal_apply, name="judge-proposal-apply"),
+    path("judge/p/<int:proposal_id>/reject/", judge.proposal_reject, name="judge-proposal-reject"),
     path("episodes/", episodes.episodes, name="episodes"),
     path("episodes/<int:memory_id>/nearby/", episodes.nearby, name="episodes-nearby"),
 ]

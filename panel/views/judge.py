@@ -1,5 +1,6 @@
 """Judge: the open contradictions of the chosen scope side by side with the four decisions, the judge's recent
-rulings with filters, and — for admins — the judge settings card with Test connection (the key never in the page)."""
+rulings with filters, the pending distillation proposals with Apply / Reject (the same services as the REST
+routes), and — for admins — the judge settings card with Test connection (the key never in the page)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ from django.views.decorators.vary import vary_on_headers
 from memory.judge_config import FALLBACK_REASONS, judge_settings_public, judge_settings_update, judge_test_connection
 from memory.judge_selectors import adjudications_recent, contradictions_open
 from memory.models_judge import DEFAULT_TIMEOUT_MS
+from memory.selectors import distill_proposals_pending
+from memory.versions import distill_proposal_apply, distill_proposal_reject
 from panel.forms import int_or_none
-from panel.frame import actor_of, domain_errors, page
+from panel.frame import actor_of, domain_errors, is_partial, page
 from panel.scope import scope_for
 
 VERDICTS = ("merge", "accept", "defer")
@@ -47,6 +50,7 @@ def _render(request: HttpRequest, test_report: Any = None) -> HttpResponse:
             model_took_part={"model": True, "rules": False}.get(f["by"]),
             fallback_reason=f["fallback"] or None,
         ),
+        "proposals": distill_proposals_pending(scope.palace_ids),
         "filters": f,
         "verdicts": VERDICTS,
         "fallbacks": FALLBACK_REASONS,
@@ -97,3 +101,28 @@ def judge_test(request: HttpRequest) -> HttpResponse:
     """Test connection with the values as typed; nothing is stored."""
     report = judge_test_connection(actor=actor_of(request), **_posted(request))
     return _render(request, test_report=report)
+
+
+def _back(request: HttpRequest) -> HttpResponse:
+    """An htmx button gets the Judge region re-rendered; a plain form (no JS) goes back to the page."""
+    return _render(request) if is_partial(request) else redirect("judge")
+
+
+@require_POST
+@login_required
+@domain_errors
+def proposal_apply(request: HttpRequest, proposal_id: int) -> HttpResponse:
+    """Apply a pending distillation proposal: the same service as the REST route and `memory_distill apply`."""
+    distill_proposal_apply(proposal_id=proposal_id, actor=actor_of(request))
+    return _back(request)
+
+
+@require_POST
+@login_required
+@domain_errors
+def proposal_reject(request: HttpRequest, proposal_id: int) -> HttpResponse:
+    """Reject a pending distillation proposal; the same member set is not proposed again."""
+    distill_proposal_reject(
+        proposal_id=proposal_id, actor=actor_of(request), reason=request.POST.get("reason", "")[:500]
+    )
+    return _back(request)
