@@ -47,6 +47,13 @@ def _edge_for_writing(*, edge_id: int, actor: Actor) -> Edge:
         .first()
     )
     if edge is None:
+        # Row-level security locks only rows the actor may write: an edge they can read but not write (a viewer's)
+        # is still visible, and gets the same PermissionDenied as without it (memory.services.memory_lock).
+        palace_id = (
+            Edge.objects.filter(pk=edge_id, kind=Edge.Kind.CONTRADICTS).values_list("palace_id", flat=True).first()
+        )
+        if palace_id is not None and not actor.system:
+            palace_get(user=actor.user, palace_id=palace_id, write=True)
         raise NotFound("edge not found")
     if not actor.system:
         try:
