@@ -89,6 +89,10 @@ CROSS_FIELD_RULES = (
     "give palace or project, not both",
     "send either content (one memory) or items (a batch), not both or neither",
     "cursor is not one this server issued",
+    # POST /edges/{id}/resolve: what a decision needs depends on the decision
+    "both_stand needs a reason: why do both memories stand?",
+    "merge needs `content`: the corrected text that replaces both",
+    "`content` is only for decision=merge",
 )
 
 
