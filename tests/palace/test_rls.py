@@ -244,3 +244,13 @@ def test_every_table_with_a_palace_column_is_under_forced_row_level_security(db:
         rows = {name: (enabled, forced, policies) for name, enabled, forced, policies in cursor.fetchall()}
     assert "memory_memory" in rows and "palace_oplog" in rows  # the query finds palace-scoped tables at all
     assert {name: state for name, state in rows.items() if state[:2] != (True, True) or state[2] < 4} == {}
+
+
+def test_the_full_text_match_is_leakproof_so_its_index_serves_queries_under_the_policies(db: Any) -> None:
+    """Under row-level security only LEAKPROOF functions may be evaluated before the policies, i.e. through an
+    index: without this the full-text arm tests every memory of the palaces searched (ops/embedded.py)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT proleakproof FROM pg_proc WHERE proname = 'ts_match_vq'")
+        assert cursor.fetchone() == (True,)
+        cursor.execute("SELECT proleakproof FROM pg_proc WHERE proname = 'int8eq'")
+        assert cursor.fetchone() == (True,)  # control: the palace filter's operator is leakproof by PostgreSQL
