@@ -5,22 +5,12 @@ import django.utils.timezone
 from django.conf import settings
 from django.db import migrations, models
 
+from palace.rls_sql import drop_palace_policies, palace_policies
 
-# Row-level security for the new table, as memory 0009 does for the others: readable in the acting user's palaces,
-# writable where they are owner or editor (the scheduled suggest run writes as the system).
-SYSTEM = "(SELECT atrium_acting_system())"
-READABLE = f"({SYSTEM} OR palace_id = ANY ((SELECT atrium_readable_palaces())::bigint[]))"
-WRITABLE = f"({SYSTEM} OR palace_id = ANY ((SELECT atrium_writable_palaces())::bigint[]))"
+
+# Row-level security for the new table (palace/rls_sql.py): readable in the acting user's palaces, writable where
+# they are owner or editor (the scheduled suggest run writes as the system).
 TABLE = "memory_distillproposal"
-RLS_FORWARD = f"""
-ALTER TABLE {TABLE} ENABLE ROW LEVEL SECURITY;
-ALTER TABLE {TABLE} FORCE ROW LEVEL SECURITY;
-CREATE POLICY {TABLE}_read ON {TABLE} FOR SELECT USING {READABLE};
-CREATE POLICY {TABLE}_insert ON {TABLE} FOR INSERT WITH CHECK {WRITABLE};
-CREATE POLICY {TABLE}_update ON {TABLE} FOR UPDATE USING {WRITABLE} WITH CHECK {WRITABLE};
-CREATE POLICY {TABLE}_delete ON {TABLE} FOR DELETE USING {WRITABLE};
-"""
-RLS_BACKWARD = "".join(f"DROP POLICY IF EXISTS {TABLE}_{name} ON {TABLE};\n" for name in ("read", "insert", "update", "delete"))
 
 
 class Migration(migrations.Migration):
@@ -55,5 +45,5 @@ class Migration(migrations.Migration):
                 'indexes': [models.Index(fields=['palace', 'status', '-created_at'], name='distill_proposal_status')],
             },
         ),
-        migrations.RunSQL(RLS_FORWARD, RLS_BACKWARD),
+        migrations.RunSQL(palace_policies(TABLE), drop_palace_policies(TABLE)),
     ]

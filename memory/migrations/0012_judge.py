@@ -4,23 +4,12 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
+from palace.rls_sql import drop_palace_policies, palace_policies
 
-# Row-level security for the judge's records, as memory 0009 does for the other palace-scoped tables: readable in
-# the acting user's palaces, written by the save pipeline of a writer (owner or editor). JudgeSettings is one
-# server-wide row with no palace: admins edit it, nobody's memories are in it.
-SYSTEM = "(SELECT atrium_acting_system())"
-READABLE = f"({SYSTEM} OR palace_id = ANY ((SELECT atrium_readable_palaces())::bigint[]))"
-WRITABLE = f"({SYSTEM} OR palace_id = ANY ((SELECT atrium_writable_palaces())::bigint[]))"
+
+# Row-level security for the judge's records (palace/rls_sql.py), written by the save pipeline of a writer.
+# JudgeSettings is one server-wide row with no palace: admins edit it, nobody's memories are in it.
 TABLE = "memory_adjudication"
-RLS_FORWARD = f"""
-ALTER TABLE {TABLE} ENABLE ROW LEVEL SECURITY;
-ALTER TABLE {TABLE} FORCE ROW LEVEL SECURITY;
-CREATE POLICY {TABLE}_read ON {TABLE} FOR SELECT USING {READABLE};
-CREATE POLICY {TABLE}_insert ON {TABLE} FOR INSERT WITH CHECK {WRITABLE};
-CREATE POLICY {TABLE}_update ON {TABLE} FOR UPDATE USING {WRITABLE} WITH CHECK {WRITABLE};
-CREATE POLICY {TABLE}_delete ON {TABLE} FOR DELETE USING {WRITABLE};
-"""
-RLS_BACKWARD = "".join(f"DROP POLICY IF EXISTS {TABLE}_{name} ON {TABLE};\n" for name in ("read", "insert", "update", "delete"))
 
 
 class Migration(migrations.Migration):
@@ -91,5 +80,5 @@ class Migration(migrations.Migration):
                 'constraints': [models.CheckConstraint(condition=models.Q(('timeout_ms__gte', 1000), ('timeout_ms__lte', 60000)), name='judge_timeout_range')],
             },
         ),
-        migrations.RunSQL(RLS_FORWARD, RLS_BACKWARD),
+        migrations.RunSQL(palace_policies(TABLE), drop_palace_policies(TABLE)),
     ]
