@@ -113,7 +113,15 @@ def _push(acting: Acting) -> int:
     depth = len(stack)
     stack.append(acting)
     for alias in connections:
-        _send(connections[alias], acting)
+        conn = connections[alias]
+        try:
+            _send(conn, acting)
+        except Exception:
+            # The connection died under us (a restarted server, a terminated backend): close it, so the next query
+            # opens a new one, which gets this context when it opens (`connection_created`).
+            setattr(conn, _APPLIED, _UNKNOWN)
+            with contextlib.suppress(Exception):
+                conn.close()
     return depth
 
 

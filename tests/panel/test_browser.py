@@ -3,6 +3,7 @@ same ASGI app as production, so the websocket is real. Screenshots of every view
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import socket
@@ -51,6 +52,10 @@ def asgi_server(transactional_db, monkeypatch):
 
     # Playwright's sync API runs an event loop in this thread; Django's ORM is still used synchronously here.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    # This thread's own connection (a later test reuses it): Playwright's event loop gives the thread a second one,
+    # so the teardown below must spare this one by pid, not only the connection it happens to run on.
+    connection.ensure_connection()
+    own_pid = connection.connection.info.backend_pid
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -67,7 +72,8 @@ def asgi_server(transactional_db, monkeypatch):
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid() AND pid <> %s",
+            [own_pid],
         )
 
 
@@ -77,6 +83,10 @@ def browser_page():
 
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as p:
+        # Playwright's event loop gives this thread another database connection wrapper, which an earlier browser
+        # test's server teardown may have ended (it terminates the server threads' backends): start it afresh.
+        with contextlib.suppress(Exception):
+            connection.close()
         browser = p.chromium.launch(
             executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
         )
