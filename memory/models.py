@@ -253,3 +253,10 @@ class DistillProposal(models.Model):
 # The judge's models live beside, in their own module; importing them here registers them with the memory app.
 from memory.models_judge import Adjudication as Adjudication  # noqa: E402
 from memory.models_judge import JudgeSettings as JudgeSettings  # noqa: E402
+
+# The temporal layer (entities, facts, profile versions, handoffs), likewise.
+from memory.models_knowledge import Entity as Entity  # noqa: E402
+from memory.models_knowledge import Fact as Fact  # noqa: E402
+from memory.models_knowledge import HandoffVersion as HandoffVersion  # noqa: E402
+from memory.models_knowledge import MemoryEntity as MemoryEntity  # noqa: E402
+from memory.models_knowledge import ProfileVersion as ProfileVersion  # noqa: E402
