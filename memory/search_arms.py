@@ -194,24 +194,48 @@ def lexical_plan(query: str) -> LexicalPlan:
     return LexicalPlan(lexemes=lexemes, any_of=sorted(rare), all_of=all_of, common=common)
 
 
+# Whether a word is common in a set of palaces: (sorted palace ids, lexeme, threshold) -> (answer, expiry).
+_scope_common_cache: dict[tuple[tuple[int, ...], str, int], tuple[bool, float]] = {}
+SCOPE_COMMON_CACHE_SIZE = 20_000
+
+
 def common_in_scope(*, plan: LexicalPlan, palaces: list[int]) -> list[str]:
     """The plan's common words that are common in `palaces` themselves: what a search may report (`common_words`).
 
     The plan reads table-wide statistics, so its common words alone would tell a caller which words are frequent in
     other teams' palaces. A word is reported only when the searched palaces (which the caller may read) hold it in
     more than LEX_COMMON_ROWS memories, counted exactly and capped, so the report follows from the caller's own data.
-    A word the plan treated as common for other palaces' sake is then not named (it still counted in the rank)."""
+    A word the plan treated as common for other palaces' sake is then not named (it still counted in the rank).
+
+    Counting is the costly part of a search at scale (a common word's index entries are read whole: measured 10-16 ms
+    a word at 100,000 memories, most of a search's time), so each answer is kept per process for LEXEME_STATS_TTL
+    seconds, as the word statistics are: a word's standing in a palace moves with thousands of writes, not one.
+    """
     if not plan.common or not palaces:
         return []
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT lx, (SELECT count(*) FROM (SELECT 1 FROM memory_memory m WHERE m.palace_id = ANY(%s)"
-            " AND m.search_vector @@ quote_literal(lx)::tsquery LIMIT %s) AS found)"
-            " FROM unnest(%s::text[]) AS lx",
-            [palaces, LEX_COMMON_ROWS + 1, plan.common],
-        )
-        counts = dict(cursor.fetchall())
-    return [lx for lx in plan.common if counts.get(lx, 0) > LEX_COMMON_ROWS]
+    scope = tuple(sorted(set(palaces)))
+    now = time.monotonic()
+    known: dict[str, bool] = {}
+    for lx in plan.common:
+        cached = _scope_common_cache.get((scope, lx, LEX_COMMON_ROWS))
+        if cached is not None and cached[1] > now:
+            known[lx] = cached[0]
+    missing = [lx for lx in plan.common if lx not in known]
+    if missing:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT lx, (SELECT count(*) FROM (SELECT 1 FROM memory_memory m WHERE m.palace_id = ANY(%s)"
+                " AND m.search_vector @@ quote_literal(lx)::tsquery LIMIT %s) AS found)"
+                " FROM unnest(%s::text[]) AS lx",
+                [list(scope), LEX_COMMON_ROWS + 1, missing],
+            )
+            counts = dict(cursor.fetchall())
+        if len(_scope_common_cache) + len(missing) > SCOPE_COMMON_CACHE_SIZE:
+            _scope_common_cache.clear()
+        for lx in missing:
+            known[lx] = counts.get(lx, 0) > LEX_COMMON_ROWS
+            _scope_common_cache[(scope, lx, LEX_COMMON_ROWS)] = (known[lx], now + LEXEME_STATS_TTL)
+    return [lx for lx in plan.common if known[lx]]
 
 
 def _tsquery_sql(join: str) -> str:

@@ -37,3 +37,32 @@ def test_a_word_frequent_only_in_charlies_palace_is_not_reported_to_alice(
     # charlie, for whom "bluebird" is frequent in his own palace, is told so
     charlie_result = memory_search(user=charlie, query="coffee bluebird", reinforce=False, register_batch=False)
     assert charlie_result.common_words == ["bluebird"]
+
+
+def test_whether_a_word_is_common_in_a_scope_is_counted_once_then_kept(
+    alice: Any, alice_palace: Palace, monkeypatch: Any, embedder_down: None
+) -> None:
+    for i in range(5):
+        remember(alice_palace, f"Coffee note {i} from the kitchen", embed=False)
+    refresh_word_statistics()
+    monkeypatch.setattr(search_module, "_lexeme_stats_cache", [])
+    monkeypatch.setattr(search_module, "_scope_common_cache", {})
+    monkeypatch.setattr(search_module, "LEX_COMMON_ROWS", 3)
+    counted: list[str] = []
+
+    def spy(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        if "FROM unnest(%s::text[]) AS lx" in sql:
+            counted.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(spy):
+        first = memory_search(user=alice, query="coffee", reinforce=False, register_batch=False)
+        again = memory_search(user=alice, query="coffee", reinforce=False, register_batch=False)
+    assert first.common_words == again.common_words == ["coffe"]
+    assert len(counted) == 1  # the second search read the kept answer
+    # A changed threshold is another question: counted afresh.
+    monkeypatch.setattr(search_module, "LEX_COMMON_ROWS", 4)
+    with connection.execute_wrapper(spy):
+        third = memory_search(user=alice, query="coffee", reinforce=False, register_batch=False)
+    assert third.common_words == ["coffe"]
+    assert len(counted) == 2
