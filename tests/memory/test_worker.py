@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from memory.tasks import embeddings_backfill_task
 from memory.testing import make_memory
 from ops.health import health_report
 from palace.models import OpLog, Palace
+from tests.ops.faults import worker_command
 
 BOUND_S = 60  # for the tasks, once the worker answers
 STARTUP_S = 60  # measured 24–36 s to answer a ping at load average 8–10 (Django + Celery imports)
@@ -62,25 +62,7 @@ def worker(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str, Path]
     app.control.purge()  # tasks other tests queued without a worker must not run against this test's rows
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "--pool",
-                "prefork",
-                "-c",
-                "1",
-                "-n",
-                name,
-                "--loglevel",
-                "INFO",
-                "--without-mingle",
-                "--without-gossip",
-                "--without-heartbeat",
-            ],
+            worker_command(name, "--without-heartbeat"),
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,

@@ -173,29 +173,31 @@ def broker(stack: LocalStack) -> Celery:
     return Celery("faults-probe", set_as_current=False, broker=f"redis+socket://{stack.home / 'redis.sock'}")
 
 
+def worker_command(node: str, *extra: str) -> list[str]:
+    """`celery -A config worker` as the tests start it by hand: prefork with one child, named `node`, no mingle or
+    gossip (a lone worker has nobody to talk to)."""
+    return [
+        sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "prefork", "-c", "1", "-n", node,
+        "--loglevel", "INFO", "--without-mingle", "--without-gossip", *extra,
+    ]  # fmt: skip
+
+
+def fake_embedder_env(base_url: str) -> dict[str, str]:
+    """The environment that points a stack's embedder at the fake OpenAI-compatible server."""
+    return {
+        "ATRIUM_EMBEDDER": "openai",
+        "ATRIUM_EMBEDDINGS_BASE_URL": base_url,
+        "ATRIUM_EMBEDDINGS_API_KEY": "",
+        "ATRIUM_EMBEDDINGS_MODEL": "fake-embeddings",
+    }
+
+
 def start_worker(stack: LocalStack, name: str) -> subprocess.Popen[bytes]:
     """`celery -A config worker` started by hand on the stack's database and Redis (prefork, one child), answering
     pings; in its own process group so a test can kill all of it."""
     log = (stack.home / f"{name}.log").open("ab")
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "--pool",
-            "prefork",
-            "-c",
-            "1",
-            "-n",
-            f"{name}@localhost",
-            "--loglevel",
-            "INFO",
-            "--without-mingle",
-            "--without-gossip",
-        ],
+        worker_command(f"{name}@localhost"),
         env={**stack.env, "OMP_NUM_THREADS": "1"},
         stdout=log,
         stderr=subprocess.STDOUT,

@@ -41,12 +41,7 @@ def embedder() -> Iterator[FakeOpenAI]:
 
 @pytest.fixture(scope="module")
 def stack(embedder: FakeOpenAI) -> Iterator[LocalStack]:
-    env = {
-        "ATRIUM_EMBEDDER": "openai",
-        "ATRIUM_EMBEDDINGS_BASE_URL": embedder.base_url,
-        "ATRIUM_EMBEDDINGS_API_KEY": "",
-        "ATRIUM_EMBEDDINGS_MODEL": "fake-embeddings",
-    }
+    env = faults.fake_embedder_env(embedder.base_url)
     with local_stack(1, worker=False, password=PASSWORD, env=env) as running:
         yield running
         print("atrium up's log (tail):\n" + running.log()[-4000:])  # shown when a test failed
