@@ -24,7 +24,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from memory.models import Edge, Memory
+from memory.models import DistillProposal, Edge, Memory
 from memory.services import memory_forget, memory_restore
 from palace.admin_audit import admin_actor, admin_reason
 from palace.errors import AtriumError
@@ -136,6 +136,36 @@ class EdgeAdmin(admin.ModelAdmin):
         return False
 
     def has_delete_permission(self, request: HttpRequest, obj: Edge | None = None) -> bool:
+        return False
+
+
+@admin.register(DistillProposal)
+class DistillProposalAdmin(admin.ModelAdmin):
+    """Proposals are applied or rejected where a person reviews them (the panel's Judge view, `memory_distill`);
+    here they are shown, the proposed rule's text only with `memory.view_memory_body`."""
+
+    list_display = ("id", "palace", "kind", "status", "producer", "member_ids", "created_at", "decided_at")
+    list_filter = ("status", "kind", "producer")
+    ordering = ("-id",)
+
+    def get_fields(self, request: HttpRequest, obj: DistillProposal | None = None) -> Any:
+        fields = [f.name for f in DistillProposal._meta.fields]
+        return fields if can_see_bodies(request) else ["body_hidden", *(f for f in fields if f not in BODY_FIELDS)]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: DistillProposal | None = None) -> Any:
+        return self.get_fields(request, obj)
+
+    @admin.display(description="body")
+    def body_hidden(self, obj: DistillProposal) -> str:
+        return BODY_HIDDEN
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
 

@@ -132,6 +132,32 @@ def _clocked(w: World) -> Any:
     return ClockedSchedule.objects.create(clocked_time=timezone.now())
 
 
+def _room(w: World) -> Any:
+    from palace.models import Room
+
+    return Room.objects.create(palace=w.project, kind="fact", name="Audit Hall", ordinal=99)
+
+
+def _slot(w: World) -> Any:
+    from palace.models import Slot
+
+    return Slot.objects.create(palace=w.project, room=_room(w), number=1)
+
+
+def _tour_stop(w: World) -> Any:
+    from palace.models import TourStop
+
+    return TourStop.objects.create(palace=w.project, seq=999, slot=_slot(w))
+
+
+def _proposal(w: World) -> Any:
+    from memory.models import DistillProposal
+
+    return DistillProposal.objects.create(
+        palace=w.project, kind="fact", member_ids=[1, 2], content="Rule: the vault code is 4471", producer="rules"
+    )
+
+
 def _new_user(w: World) -> dict[str, Any]:
     return {"username": "erin", "password1": "a-Long-pass-991", "password2": "a-Long-pass-991"}
 
@@ -150,6 +176,10 @@ WALKS: dict[str, Walk] = {
         {"role": "editor"},
         lambda w: {"palace": str(w.project.pk), "user": str(w.charlie.pk), "role": "viewer"},
     ),
+    "palace.room": Walk(_room),
+    "palace.slot": Walk(_slot),
+    "palace.tourstop": Walk(_tour_stop),
+    "memory.distillproposal": Walk(_proposal),
     "palace.oplog": Walk(lambda w: OpLog.objects.filter(palace=w.project).earliest("id")),
     "accounts.apitoken": Walk(_token),
     "memory.memory": Walk(_memory),
@@ -415,12 +445,53 @@ def test_staff_without_the_body_permission_reads_the_trail_not_the_contents(
     assert "admin.change" in trail and REASON in trail  # the audit trail
     body = client.get(_url(_model("memory.memory"), "change", memory.pk)).content.decode()
     assert "4471" not in body and "hidden" in body
+    proposal = _proposal(world)
+    auditor.user_permissions.add(Permission.objects.get(codename="view_distillproposal"))
+    client.force_login(auditor)
+    page = client.get(_url(_model("memory.distillproposal"), "change", proposal.pk)).content.decode()
+    assert "4471" not in page and "hidden" in page
     reader = make_user("reader")
     reader.is_staff = True
     reader.save()
-    reader.user_permissions.set(Permission.objects.filter(codename__in=["view_memory", "view_memory_body"]))
+    reader.user_permissions.set(
+        Permission.objects.filter(codename__in=["view_memory", "view_memory_body", "view_distillproposal"])
+    )
     client.force_login(reader)
     assert "4471" in client.get(_url(_model("memory.memory"), "change", memory.pk)).content.decode()
+    assert "4471" in client.get(_url(_model("memory.distillproposal"), "change", proposal.pk)).content.decode()
+
+
+def test_the_admin_acts_as_the_system_under_row_level_security(
+    world: World, root_client: Client, make_user: Callable[..., Any]
+) -> None:
+    """The staff member is no member of alice's personal palace; the admin (as the system, config/middleware.py)
+    still reaches its rows and the change commits with its op row. A person who is not staff gets no admin."""
+    from palace import rls
+    from review.models import ReviewCard
+
+    memory = memory_in_personal_palace(world)
+    card = ReviewCard.objects.create(memory=memory, palace=memory.palace, due_at=timezone.now())
+    url = _url(ReviewCard, "change", card.pk)
+    with rls.acting_as_nobody():
+        data = form_data(root_client.get(url).content.decode(), "reviewcard_form", {"active": None})
+        assert root_client.post(url, {**data, "reason": REASON}).status_code == 302
+        assert not ReviewCard.objects.filter(pk=card.pk).exists()  # invisible to nobody: the admin was the system
+        outsider = Client()
+        outsider.force_login(world.charlie)
+        assert outsider.get(url).status_code == 302  # to the admin's login page
+    card.refresh_from_db()
+    assert card.active is False
+    op = OpLog.objects.get(op="admin.change", target_kind="reviewcard", target_id=card.pk)
+    assert (op.palace_id, op.actor_user_id) == (memory.palace_id, world.root.pk)
+
+
+def memory_in_personal_palace(w: World) -> Any:
+    from memory.pipeline import memory_save
+
+    palace = Palace.objects.get(personal_owner=w.alice)
+    result = memory_save(palace=palace, actor=Actor.for_user(w.alice), content="Alice keeps notes", kind="fact")
+    assert result.memory is not None
+    return result.memory
 
 
 def _membership_form(client: Client, world: World) -> dict[str, Any]:
