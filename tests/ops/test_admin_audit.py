@@ -497,3 +497,22 @@ def memory_in_personal_palace(w: World) -> Any:
 def _membership_form(client: Client, world: World) -> dict[str, Any]:
     pk = Membership.objects.get(palace=world.project, user=world.bob).pk
     return form_data(client.get(_url(Membership, "change", pk)).content.decode(), "membership_form")
+
+
+def test_a_member_added_through_the_palace_inline_is_in_the_palace_change_row(
+    world: World, root_client: Client
+) -> None:
+    url = _url(Palace, "change", world.project.pk)
+    data = form_data(root_client.get(url).content.decode(), "palace_form")
+    prefix = next(k for k in data if k.endswith("-TOTAL_FORMS")).removesuffix("-TOTAL_FORMS")
+    n = int(data[f"{prefix}-TOTAL_FORMS"])
+    data.update({f"{prefix}-TOTAL_FORMS": str(n + 1), f"{prefix}-{n}-user": str(world.charlie.pk)})
+    data.update({f"{prefix}-{n}-role": "viewer", f"{prefix}-{n}-palace": str(world.project.pk)})
+    assert root_client.post(url, data).status_code == 200  # no reason: refused
+    assert not Membership.objects.filter(palace=world.project, user=world.charlie).exists()
+
+    assert root_client.post(url, {**data, "reason": REASON}).status_code == 302
+    added = Membership.objects.get(palace=world.project, user=world.charlie)
+    (op,) = _ops(world.root)
+    assert op.op == "admin.change" and op.palace_id == world.project.pk
+    assert op.detail["changed"] == {} and op.detail["inlines"][0]["added"] == [added.pk]
