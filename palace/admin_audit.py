@@ -213,8 +213,9 @@ class AuditedModelAdmin(admin.ModelAdmin):
         # (fields=None is Django asking for every model field, from get_fields: passed on as it is.)
         if "fields" not in kwargs:
             kwargs["fields"] = flatten_fieldsets(self.get_fieldsets(request, obj))
-        if kwargs["fields"] is not None:
-            kwargs["fields"] = [f for f in kwargs["fields"] if f != REASON]
+        if kwargs["fields"] is None:  # get_fields' probe of the model's fields: the reason is not one of them
+            return super().get_form(request, obj, change=change, **kwargs)
+        kwargs["fields"] = [f for f in kwargs["fields"] if f != REASON]
         form = super().get_form(request, obj, change=change, **kwargs)
         return type(form.__name__, (form,), {REASON: ReasonField(required=self._may_edit(request, obj))})
 

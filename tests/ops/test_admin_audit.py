@@ -271,6 +271,7 @@ def test_admin_change_needs_a_reason_and_writes_the_op_row(label: str, world: Wo
         assert root_client.post(url, {"reason": REASON}).status_code == 403
         assert _ops(world.root) == []
         return
+    assert page.content.decode().count('name="reason"') == 1  # one reason field, in its own fieldset
     data = form_data(page.content.decode(), f"{model._meta.model_name}_form", walk.change)
     before, ops_before = _row(model, obj.pk), _ops(world.root)
 
