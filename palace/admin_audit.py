@@ -15,10 +15,12 @@ delete page and the bulk-delete confirmation ask for it (refused without it), an
 without one is refused with a message). Should any path reach the ledger without a reason, it raises
 PermissionDenied inside the transaction, so the change is undone rather than left unaccounted for.
 
-The detail holds what changed (field: before/after, changed fields only); secrets (passwords, token hashes, API keys,
-encrypted values) are masked and memory bodies are not copied, so the audit trail can be read without the permission
-to see bodies. The actor is the staff member acting as the admin (`Actor(user=staff, system="admin")`: actor_kind
-"system", actor_name "admin", actor_user the person), as the memory admin's forget/restore actions record it.
+A save that changes no field is still recorded (with an empty `changed`): the staff member stated a reason for it.
+The detail holds what changed (field: before/after, changed fields only; an inline's added, changed and deleted
+rows); secrets (passwords, token hashes, API keys, encrypted values) are masked and memory bodies are not copied, so
+the audit trail can be read without the permission to see bodies. The actor is the staff member acting as the admin
+(`Actor(user=staff, system="admin")`: actor_kind "system", actor_name "admin", actor_user the person), as the memory
+admin's forget/restore actions record it.
 """
 
 from __future__ import annotations
