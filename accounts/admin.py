@@ -1,22 +1,68 @@
+"""Admin for people and their tokens. Every change here is on the op log with the staff member's reason (the audited
+site, palace/admin_audit.py); this module adds what is particular to users: a user created here gets their personal
+palace, as with `atrium createuser`, and the password form asks for the reason too."""
+
 from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
-from django.http import HttpRequest
+from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.forms import AdminPasswordChangeForm
+from django.db import transaction
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
 
 from accounts.models import ApiToken
+from accounts.tokens import token_revoke
+from palace.admin_audit import ReasonField, admin_actor
+from palace.services import palace_personal_ensure
+
+User = get_user_model()
+
+
+class ReasonPasswordChangeForm(AdminPasswordChangeForm):
+    reason = ReasonField()
+
+
+class AtriumUserAdmin(UserAdmin):
+    change_password_form = ReasonPasswordChangeForm
+    change_user_password_template = "admin/atrium/change_password.html"
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if not change:  # the same personal palace (owner membership, op row) as `atrium createuser`
+            palace_personal_ensure(user=obj, actor=admin_actor(request))
+
+    def user_change_password(self, request: HttpRequest, id: str, form_url: str = "") -> HttpResponse:
+        # Django saves the password, then logs it: one transaction, so the op row commits with the change.
+        with transaction.atomic():
+            return super().user_change_password(request, id, form_url)
+
+
+admin.site.unregister(User)
+admin.site.register(User, AtriumUserAdmin)
+
+
+@admin.action(description="Revoke selected tokens", permissions=["change"])
+def revoke_tokens(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
+    for token in queryset:
+        token_revoke(token_id=token.pk, user=None, actor=admin_actor(request))
+    modeladmin.message_user(request, f"revoked {queryset.count()} tokens", messages.SUCCESS)
 
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
-    """Tokens are listed by label and prefix; the raw value is never stored, so it cannot be shown."""
+    """Tokens are listed by label and prefix; the raw value is never stored, so it cannot be shown. Revoking goes
+    through the token service (its own op row besides the admin's)."""
 
     list_display = ["label", "user", "prefix", "scope", "created_at", "last_used_at", "expires_at", "revoked_at"]
     list_filter = ["scope"]
     search_fields = ["label", "user__username", "prefix"]
     readonly_fields = ["user", "label", "prefix", "scope", "created_at", "last_used_at", "expires_at", "revoked_at"]
     exclude = ["key_hash"]
+    actions = [revoke_tokens]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

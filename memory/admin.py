@@ -10,7 +10,10 @@ Who may do what (each a model permission, granted per user or group in the admin
   Without it the admin shows a note in the body's place and does not search by content, so a staff member who
   audits the ledger does not read what every team's agents learned.
 - `memory.forget_memory` / `memory.restore_memory`: the two actions. Without them the action is not offered and a
-  forged POST is refused (Django checks an action's `permissions` before running it).
+  forged POST is refused (Django checks an action's `permissions` before running it). Each needs a reason, which
+  both the memory's own op row and the admin's (palace/admin_audit.py) carry.
+- `memory.export_memory`: taking memories out of the server (the export); without it a staff member sees the
+  audit trail but cannot carry contents away.
 """
 
 from __future__ import annotations
@@ -21,9 +24,9 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from memory.models import Edge, Memory
+from memory.models import DistillProposal, Edge, Memory
 from memory.services import memory_forget, memory_restore
-from palace.actors import Actor
+from palace.admin_audit import admin_actor, admin_reason
 from palace.errors import AtriumError
 
 # The fields that carry what was remembered, as opposed to facts about the row.
@@ -36,17 +39,12 @@ def can_see_bodies(request: HttpRequest) -> bool:
     return bool(user.is_active and user.has_perm("memory.view_memory_body"))
 
 
-def _admin_actor(request: HttpRequest) -> Actor:
-    user: Any = request.user
-    return Actor(user=user, system="admin")
-
-
 @admin.action(description="Forget selected memories (soft, restorable)", permissions=["forget"])
 def forget_memories(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet[Memory]) -> None:
     done = 0
     for memory in queryset:
         try:
-            memory_forget(memory_id=memory.pk, actor=_admin_actor(request), reason="forgotten in the admin")
+            memory_forget(memory_id=memory.pk, actor=admin_actor(request), reason=admin_reason(request))
             done += 1
         except AtriumError as exc:
             modeladmin.message_user(request, f"#{memory.pk}: {exc.message}", messages.WARNING)
@@ -58,7 +56,7 @@ def restore_memories(modeladmin: admin.ModelAdmin, request: HttpRequest, queryse
     done = 0
     for memory in queryset:
         try:
-            memory_restore(memory_id=memory.pk, actor=_admin_actor(request), reason="restored in the admin")
+            memory_restore(memory_id=memory.pk, actor=admin_actor(request), reason=admin_reason(request))
             done += 1
         except AtriumError as exc:
             modeladmin.message_user(request, f"#{memory.pk}: {exc.message}", messages.WARNING)
@@ -138,6 +136,36 @@ class EdgeAdmin(admin.ModelAdmin):
         return False
 
     def has_delete_permission(self, request: HttpRequest, obj: Edge | None = None) -> bool:
+        return False
+
+
+@admin.register(DistillProposal)
+class DistillProposalAdmin(admin.ModelAdmin):
+    """Proposals are applied or rejected where a person reviews them (the panel's Judge view, `memory_distill`);
+    here they are shown, the proposed rule's text only with `memory.view_memory_body`."""
+
+    list_display = ("id", "palace", "kind", "status", "producer", "member_ids", "created_at", "decided_at")
+    list_filter = ("status", "kind", "producer")
+    ordering = ("-id",)
+
+    def get_fields(self, request: HttpRequest, obj: DistillProposal | None = None) -> Any:
+        fields = [f.name for f in DistillProposal._meta.fields]
+        return fields if can_see_bodies(request) else ["body_hidden", *(f for f in fields if f not in BODY_FIELDS)]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: DistillProposal | None = None) -> Any:
+        return self.get_fields(request, obj)
+
+    @admin.display(description="body")
+    def body_hidden(self, obj: DistillProposal) -> str:
+        return BODY_HIDDEN
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
 

@@ -89,6 +89,7 @@ class Memory(models.Model):
             ("view_memory_body", "Can see memory bodies in the admin"),
             ("forget_memory", "Can forget memories in the admin"),
             ("restore_memory", "Can restore memories in the admin"),
+            ("export_memory", "Can export memories (their bodies leave the server)"),
         ]
         indexes = [
             models.Index(fields=["palace", "status", "-created_at"], name="memory_palace_status_time"),

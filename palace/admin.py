@@ -5,7 +5,7 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from palace.models import Membership, OpLog, Palace
+from palace.models import Membership, OpLog, Palace, Room, Slot, TourStop
 
 
 class MembershipInline(admin.TabularInline):
@@ -56,3 +56,36 @@ class OpLogAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+class StructureAdmin(admin.ModelAdmin):
+    """Rooms, slots and the tour route are laid out by the slotting code (palace/slots.py) and never recycled, so
+    the admin shows them and changes none of them (nothing to account for)."""
+
+    list_filter = ["palace"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Room)
+class RoomAdmin(StructureAdmin):
+    list_display = ["name", "palace", "kind", "ordinal", "capacity", "created_at"]
+
+
+@admin.register(Slot)
+class SlotAdmin(StructureAdmin):
+    list_display = ["coordinate", "palace", "room", "number", "created_at"]
+    list_select_related = ["room"]
+
+
+@admin.register(TourStop)
+class TourStopAdmin(StructureAdmin):
+    list_display = ["palace", "seq", "slot", "created_at"]
+    list_select_related = ["slot__room"]

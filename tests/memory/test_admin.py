@@ -44,28 +44,28 @@ def test_view_only_staff_cannot_forget_or_restore_but_a_holder_of_the_permission
     listing = viewer.get(URL).content.decode()
     assert f"{URL}{secret.pk}/change/" in listing  # the viewer does see the row
     assert "forget_memories" not in listing and "restore_memories" not in listing  # actions are not offered
-    viewer.post(URL, {"action": "forget_memories", "_selected_action": [secret.pk]})
+    viewer.post(URL, {"reason": "audit test", "action": "forget_memories", "_selected_action": [secret.pk]})
     secret.refresh_from_db()
     assert secret.status == "active"
     assert not OpLog.objects.filter(target_id=secret.pk, op="memory.forget").exists()
 
     keeper = staff(make_user, "keeper", "view_memory", "forget_memory", "restore_memory")
     assert "forget_memories" in keeper.get(URL).content.decode()
-    keeper.post(URL, {"action": "forget_memories", "_selected_action": [secret.pk]})
+    keeper.post(URL, {"reason": "audit test", "action": "forget_memories", "_selected_action": [secret.pk]})
     secret.refresh_from_db()
     assert secret.status == "forgotten"
-    viewer.post(URL, {"action": "restore_memories", "_selected_action": [secret.pk]})
+    viewer.post(URL, {"reason": "audit test", "action": "restore_memories", "_selected_action": [secret.pk]})
     secret.refresh_from_db()
     assert secret.status == "forgotten"  # restore refused for the viewer as well
-    keeper.post(URL, {"action": "restore_memories", "_selected_action": [secret.pk]})
+    keeper.post(URL, {"reason": "audit test", "action": "restore_memories", "_selected_action": [secret.pk]})
     secret.refresh_from_db()
     assert secret.status == "active"
 
 
 def test_a_forget_holder_without_restore_cannot_restore(secret: Memory, make_user: Callable[..., Any]) -> None:
     forgetter = staff(make_user, "forgetter", "view_memory", "forget_memory")
-    forgetter.post(URL, {"action": "forget_memories", "_selected_action": [secret.pk]})
-    forgetter.post(URL, {"action": "restore_memories", "_selected_action": [secret.pk]})
+    forgetter.post(URL, {"reason": "audit test", "action": "forget_memories", "_selected_action": [secret.pk]})
+    forgetter.post(URL, {"reason": "audit test", "action": "restore_memories", "_selected_action": [secret.pk]})
     secret.refresh_from_db()
     assert secret.status == "forgotten"
 
@@ -90,7 +90,7 @@ def test_superuser_sees_bodies_and_runs_actions(secret: Memory, make_user: Calla
     client = Client()
     client.force_login(root)
     assert BODY in client.get(f"{URL}{secret.pk}/change/").content.decode()
-    client.post(URL, {"action": "forget_memories", "_selected_action": [secret.pk]})
+    client.post(URL, {"reason": "audit test", "action": "forget_memories", "_selected_action": [secret.pk]})
     secret.refresh_from_db()
     assert secret.status == "forgotten"
 

@@ -16,7 +16,13 @@ def test_admin_saves_through_the_service_and_never_shows_the_key(
     make_user: Callable[..., Any], client_for: Callable[[Any], Any], alice: Any
 ) -> None:
     client = client_for(make_user("root", admin=True))
-    form = {"enabled": "on", "base_url": "http://127.0.0.1:9/v1", "model": "judge", "timeout_ms": "3000"}
+    form = {
+        "enabled": "on",
+        "base_url": "http://127.0.0.1:9/v1",
+        "model": "judge",
+        "timeout_ms": "3000",
+        "reason": "audit test",
+    }
     response = client.post("/admin/memory/judgesettings/add/", {**form, "api_key": KEY})
     assert response.status_code == 302, response.content.decode()[:2000]
     row = JudgeSettings.objects.get()
@@ -27,5 +33,9 @@ def test_admin_saves_through_the_service_and_never_shows_the_key(
     # An empty key field keeps the key; the row is not back-filled with it.
     assert client.post(f"/admin/memory/judgesettings/{row.pk}/change/", {**form, "api_key": ""}).status_code == 302
     assert judge_config().llm is not None and judge_config().llm.api_key == KEY  # type: ignore[union-attr]
+    # The admin's own op rows (palace/admin_audit.py) record that the key changed, never the key.
+    audit = list(OpLog.objects.filter(op__in=["admin.add", "admin.change"]).values_list("detail", flat=True))
+    assert len(audit) == 2 and audit[0]["changed"]["api_key"]["after"] == "(secret, not recorded)"
+    assert KEY not in str(audit)
     # A member who is not an admin cannot reach it (positive control above).
     assert client_for(alice).get(f"/admin/memory/judgesettings/{row.pk}/change/").status_code == 302

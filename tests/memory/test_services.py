@@ -230,10 +230,10 @@ def test_admin_forget_and_restore_actions_write_op_rows(fact: Memory, make_user:
     url = "/admin/memory/memory/"
     assert client.get(url).status_code == 200
     assert client.get(f"{url}{fact.pk}/change/").status_code == 200
-    client.post(url, {"action": "forget_memories", "_selected_action": [fact.pk]})
+    client.post(url, {"reason": "audit test", "action": "forget_memories", "_selected_action": [fact.pk]})
     fact.refresh_from_db()
     assert fact.status == "forgotten"
-    client.post(url, {"action": "restore_memories", "_selected_action": [fact.pk]})
+    client.post(url, {"reason": "audit test", "action": "restore_memories", "_selected_action": [fact.pk]})
     fact.refresh_from_db()
     assert fact.status == "active"
     ops = list(OpLog.objects.filter(target_id=fact.pk, op__in=["memory.forget", "memory.restore"]).order_by("pk"))

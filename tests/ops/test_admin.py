@@ -32,12 +32,12 @@ def test_view_only_staff_cannot_disable_a_job_but_a_holder_of_change_can(make_us
     assert page.status_code == 200 and "probe" in page.content.decode()
     for action in ("disable_tasks", "toggle_tasks", "run_tasks"):
         assert f'value="{action}"' not in page.content.decode()
-        viewer.post(URL, {"action": action, "_selected_action": [task.pk]})
+        viewer.post(URL, {"reason": "audit test", "action": action, "_selected_action": [task.pk]})
         task.refresh_from_db()
         assert task.enabled is True
 
     editor = staff(make_user, "operator", "view_periodictask", "change_periodictask")
     assert 'value="disable_tasks"' in editor.get(URL).content.decode()
-    editor.post(URL, {"action": "disable_tasks", "_selected_action": [task.pk]})
+    editor.post(URL, {"reason": "audit test", "action": "disable_tasks", "_selected_action": [task.pk]})
     task.refresh_from_db()
     assert task.enabled is False
