@@ -56,3 +56,6 @@ class OpLogAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+from palace import admin_console  # noqa: E402, F401  (replaces the OpLog admin with the audit console)
