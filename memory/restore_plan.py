@@ -257,7 +257,9 @@ def plan_list(*, rows: list[OpLog]) -> list[RevertPlan]:
             folded.update({r.pk: save_row.pk for r in chain_rows})
     plans: list[RevertPlan] = []
     for row in rows:
-        if row.pk in folded:
+        if row.pk in folded and reverted_by(row.pk) is not None:
+            plan = revert_plan(row=row, sim=sim)  # refused: already reverted
+        elif row.pk in folded:
             plan = RevertPlan(op_id=row.pk, op=row.op, target_id=row.target_id, action=FOLDED, memory_id=row.target_id)
             plan.folded_into = folded[row.pk]
             plan.describe = f"folded into the revert of op #{folded[row.pk]} (the whole chain is forgotten)"

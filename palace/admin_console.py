@@ -155,15 +155,16 @@ class MemoryFilter(InputFilter):
 
 def parse_moment(value: str, *, end: bool) -> datetime | None:
     """A date (the whole day: its start, or the next day's start for an end) or an ISO date-time."""
-    moment = parse_datetime(value)
-    if moment is None:
-        try:
-            day = parse_date(value)
-        except ValueError:
-            return None
-        if day is None:
-            return None
+    value = value.strip()
+    try:
+        day = parse_date(value)  # a bare date first: parse_datetime would read it as its midnight
+        moment = parse_datetime(value) if day is None else None
+    except ValueError:
+        return None
+    if day is not None:
         moment = datetime.combine(day + timedelta(days=1) if end else day, time.min)
+    if moment is None:
+        return None
     if timezone.is_naive(moment):
         moment = timezone.make_aware(moment)
     return moment
