@@ -235,6 +235,7 @@ def test_bulk_revert_of_a_tokens_night_previews_then_applies_the_same(
     head = Memory.objects.get(supersedes_id=wrong.pk)
     assert head.content == fixed.content and head.status == "active"
     assert state[own.pk].status == "active" and state[later.pk].status == "active"  # outside the selection
+    assert result.op_id is not None
     summary = OpLog.objects.get(pk=result.op_id)
     assert summary.op == "memory.bulk_revert" and summary.reason == "agent misbehaved overnight"
     assert sorted(summary.detail["done"]) == sorted(planned) and summary.actor_user_id == keeper.pk

@@ -56,6 +56,10 @@ def trail(alice: Any, project: Palace) -> dict[str, Any]:
     return {"mine": mine, "shared": shared.memory, "personal": personal, "project": project}
 
 
+def streamed(response: Any) -> bytes:
+    return b"".join(response.streaming_content)
+
+
 def rows_of(page: Any) -> str:
     assert page.status_code == 200, page.status_code
     return str(page.content.decode())
@@ -127,15 +131,15 @@ def test_export_needs_the_permission_and_keeps_the_filters(
     response = root.get(EXPORT, {"format": "csv", "actor": "token:42"})
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
     assert response.streaming
-    table = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    table = list(csv.DictReader(io.StringIO(streamed(response).decode())))
     assert {r["op"] for r in table} == {"memory.save", "memory.forget"}
     forget = next(r for r in table if r["op"] == "memory.forget")
     assert forget["target_id"] == str(shared.pk) and forget["reason"] == "wrong branch"
     assert forget["before_after"] == "status: active → forgotten" and forget["op_class"] == "forgetting"
     assert json.loads(forget["detail"]) == {"from_status": "active"}
-    assert BODY not in b"".join(root.get(EXPORT, {"format": "csv"}).streaming_content).decode()
+    assert BODY not in streamed(root.get(EXPORT, {"format": "csv"})).decode()
 
-    document = json.loads(b"".join(root.get(EXPORT, {"format": "json", "class": "forgetting"}).streaming_content))
+    document = json.loads(streamed(root.get(EXPORT, {"format": "json", "class": "forgetting"})))
     assert document["filters"] == {"class": "forgetting"} and document["exported_by"] == "root"
     assert [r["op"] for r in document["rows"]] == ["memory.forget"]
     assert document["rows"][0]["changes"] == [{"field": "status", "before": "active", "after": "forgotten"}]
@@ -156,7 +160,7 @@ def test_export_streams_every_page(alice: Any, make_user: Callable[..., Any]) ->
     oplog_export.PAGE = 2
     try:
         response = root.get(EXPORT, {"format": "json", "memory": str(memory.pk)})
-        ids = [r["id"] for r in json.loads(b"".join(response.streaming_content))["rows"]]
+        ids = [r["id"] for r in json.loads(streamed(response))["rows"]]
     finally:
         oplog_export.PAGE = original
     expected = list(
