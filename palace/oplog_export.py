@@ -74,7 +74,7 @@ def _row(row: OpLog) -> dict[str, Any]:
         "actor_user_id": row.actor_user_id,
         "actor_token_id": row.actor_token_id,
         "palace_id": row.palace_id,
-        "palace": row.palace.label if row.palace is not None else "",
+        "palace": (row.palace.origin_key or row.palace.name) if row.palace is not None else "",
         "target_kind": row.target_kind,
         "target_id": row.target_id,
         "changes": [{"field": c.field, "before": c.before, "after": c.after} for c in changes],
