@@ -57,6 +57,8 @@ def test_the_console_with_and_without_the_permissions(  # noqa: F811  (fixtures 
     _staff(make_user, "keeper", "view_oplog", "view_memory", "view_memory_body", "restore_memory")
     _staff(make_user, "root", admin=True)
     page, base = browser_page, asgi_server
+    violations: list[str] = []  # the admin runs under the same Content-Security-Policy as the panel
+    page.on("console", lambda m: violations.append(m.text) if "Content Security Policy" in m.text else None)
 
     # The auditor: filters work, the trail is there, no body, no restore, no export.
     _login(page, base, "auditor")
@@ -121,3 +123,4 @@ def test_the_console_with_and_without_the_permissions(  # noqa: F811  (fixtures 
     table = list(csv.DictReader(io.StringIO(text)))
     assert [r["op"] for r in table] == ["memory.forget"] and table[0]["actor"].endswith("rogue-agent (#7)")
     assert BODY not in text
+    assert violations == []
