@@ -59,8 +59,10 @@ class BulkForm(forms.Form):
         return restore.Selection(since=since, until=until, user_id=int(user.pk))
 
 
-def _ops_view(request: HttpRequest, rows: list[Any]) -> list[dict[str, Any]]:
+def _ops_view(request: HttpRequest, rows: list[Any], memories: list[Memory]) -> list[dict[str, Any]]:
     restorer = can_restore(request)
+    reverted = restore.rp.reverted_map([row.pk for row in rows]) if restorer else {}
+    known = {m.pk: m for m in memories}
     out = []
     for row in rows:
         username = row.actor_user.get_username() if row.actor_user is not None else ""
@@ -77,7 +79,7 @@ def _ops_view(request: HttpRequest, rows: list[Any]) -> list[dict[str, Any]]:
                     token_label=row.actor_token_label,
                 ),
                 "changes": before_after_text(changes),
-                "plan": restore.rp.revert_plan(row=row) if restorer else None,
+                "plan": restore.rp.revert_plan(row=row, reverted=reverted, memories=known) if restorer else None,
             }
         )
     return out
@@ -124,7 +126,7 @@ class MemoryConsoleAdmin(MemoryAdmin):
             request,
             title=f"History of memory #{memory_id}",
             history=history,
-            ops=_ops_view(request, history.ops),
+            ops=_ops_view(request, history.ops, history.versions),
             bodies=can_see_bodies(request),
             restorer=can_restore(request),
             form=ReasonForm(),

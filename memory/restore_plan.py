@@ -106,10 +106,24 @@ def reverted_by(op_id: int) -> int | None:
     return None if found is None else int(found)
 
 
-def revert_plan(*, row: OpLog, sim: Sim | None = None) -> RevertPlan:
+def reverted_map(op_ids: list[int]) -> dict[int, int]:
+    """For many op rows at once (a history page): op row id → the revert row that undid it."""
+    rows = OpLog.objects.filter(op=REVERT_OP, detail__reverts__in=op_ids).values_list("pk", "detail")
+    return {int(detail["reverts"]): int(pk) for pk, detail in rows if isinstance(detail, dict)}
+
+
+def revert_plan(
+    *,
+    row: OpLog,
+    sim: Sim | None = None,
+    reverted: dict[int, int] | None = None,
+    memories: dict[int, Memory] | None = None,
+) -> RevertPlan:
+    """What reverting `row` would do. `reverted` (reverted_map) and `memories` (by id) spare a page listing many
+    rows a query per row; without them each is read here."""
     sim = sim or Sim()
     plan = RevertPlan(op_id=row.pk, op=row.op, target_id=row.target_id)
-    done = reverted_by(row.pk)
+    done = reverted.get(row.pk) if reverted is not None else reverted_by(row.pk)
     if done is not None:
         plan.refused = f"already reverted (op #{done})"
         return plan
@@ -119,7 +133,10 @@ def revert_plan(*, row: OpLog, sim: Sim | None = None) -> RevertPlan:
     if row.target_kind != "memory" or row.target_id is None:
         plan.refused = f"{row.op} is not a change to a memory; change it where it is managed (its own admin page)"
         return plan
-    memory = Memory.objects.filter(pk=row.target_id).first()
+    if memories is not None and row.target_id in memories:
+        memory: Memory | None = memories[row.target_id]
+    else:
+        memory = Memory.objects.filter(pk=row.target_id).first()
     if memory is None:
         plan.refused = f"memory #{row.target_id} no longer exists"
         return plan
@@ -206,6 +223,9 @@ def _plan_confidence(*, plan: RevertPlan, row: OpLog, memory: Memory, sim: Sim) 
     if not isinstance(before, int | float) or not isinstance(after, int | float):
         plan.refused = "the op row does not record the confidence before and after"
         return
+    if abs(float(before) - float(after)) <= 1e-9:
+        plan.refused = f"the op changed nothing (the confidence stayed {after})"
+        return plan
     now = sim.confidence_of(memory)
     if abs(now - float(after)) > 1e-9:
         plan.refused = f"the confidence of memory #{memory.pk} changed since (now {now}, the op left {after})"

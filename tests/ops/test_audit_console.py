@@ -244,3 +244,42 @@ def test_bulk_page_previews_then_applies_with_a_reason(trail: dict[str, Any], ma
     assert OpLog.objects.get(op="memory.bulk_revert").reason == "the laptop agent went rogue"
     unknown = rows_of(keeper.get(url, {**form, "actor": "nobody-here"}))
     assert "no user named" in unknown
+
+
+def test_history_page_query_count_does_not_grow_with_its_rows(
+    trail: dict[str, Any], make_user: Callable[..., Any], alice: Any, django_assert_max_num_queries: Any
+) -> None:
+    """The revert column is computed for all rows at once (one query for what was reverted), not a query per row."""
+    mine = trail["mine"]
+    keeper = staff_client(make_user, "keeper", "view_memory", "view_oplog", "restore_memory")
+    url = f"/admin/memory/memory/{mine.pk}/full-history/"
+    keeper.get(url)  # warm the session and content types
+    with django_assert_max_num_queries(30):
+        few = rows_of(keeper.get(url))
+    for _ in range(30):
+        memory_report(memory_id=mine.pk, actor=Actor.for_user(alice), outcome="success")
+    with django_assert_max_num_queries(30):
+        many = rows_of(keeper.get(url))
+    assert few.count('id="op-') + 30 == many.count('id="op-')
+    assert many.count("revert…") == 2  # the newest report (its confidence is current) and the save
+
+
+def test_bad_input_gets_a_message_not_an_error(trail: dict[str, Any], make_user: Callable[..., Any]) -> None:
+    keeper = staff_client(make_user, "keeper", "view_memory", "view_oplog", "restore_memory", admin=True)
+    missing = keeper.get("/admin/memory/memory/999999/full-history/", follow=True)
+    assert missing.status_code == 200 and "Memory not found" in missing.content.decode()
+    gone = keeper.get("/admin/memory/memory/revert/999999/", follow=True)
+    assert gone.status_code == 200 and "Op row not found" in gone.content.decode()
+    bad_dates = rows_of(keeper.get("/admin/memory/memory/bulk-revert/", {"actor": "alice", "since": "x", "until": "y"}))
+    assert "must be dates" in bad_dates
+    bad_token = rows_of(
+        keeper.get(
+            "/admin/memory/memory/bulk-revert/", {"actor": "token:x", "since": "2026-11-30", "until": "2026-11-30"}
+        )
+    )
+    assert "token:ID" in bad_token
+    assert keeper.get(EXPORT, {"format": "csv", "created_at__year": "not-a-year"}).status_code in (200, 400)
+    assert rows_of(keeper.get(CONSOLE, {"since": "2026-02-30"})).count('id="result_list"') == 0
+    assert "cannot read" in rows_of(keeper.get(CONSOLE, {"actor": "token:abc"}))
+    checkout = keeper.post(f"/admin/memory/memory/{trail['mine'].pk}/checkout/", {"reason": "try"}, follow=True)
+    assert checkout.status_code == 200 and "not an earlier version" in checkout.content.decode()
