@@ -225,7 +225,7 @@ def _plan_confidence(*, plan: RevertPlan, row: OpLog, memory: Memory, sim: Sim) 
         return
     if abs(float(before) - float(after)) <= 1e-9:
         plan.refused = f"the op changed nothing (the confidence stayed {after})"
-        return plan
+        return
     now = sim.confidence_of(memory)
     if abs(now - float(after)) > 1e-9:
         plan.refused = f"the confidence of memory #{memory.pk} changed since (now {now}, the op left {after})"
