@@ -26,7 +26,7 @@ from memory.save_input import clean_line
 from memory.services import memory_forget, memory_lock, memory_restore
 from memory.versions import DistillUndo, distill_undo, memory_checkout
 from palace.actors import Actor
-from palace.errors import AtriumError, InvalidInput, NotFound, PermissionDenied
+from palace.errors import AtriumError, Conflict, InvalidInput, NotFound, PermissionDenied
 from palace.models import OpLog
 from palace.oplog import oplog_write
 from palace.rls import acting_as_system
@@ -282,6 +282,11 @@ def _bulk_one(
     folded = [p for p in plans if p.folded_into == plan.op_id]
     try:
         with transaction.atomic():
+            # Another bulk run over the same rows may have got there first: lock the row, then look.
+            list(OpLog.objects.select_for_update().filter(pk=plan.op_id).values_list("pk", flat=True))
+            done = rp.reverted_by(plan.op_id)
+            if done is not None:
+                raise Conflict(f"already reverted (op #{done})")
             _apply(plan=plan, row=by_id[plan.op_id], actor=run.actor, reason=run.reason, now=run.now, bulk=run.bulk)
             for f in folded:
                 _record_folded(plan=f, row=by_id[f.op_id], actor=run.actor, reason=run.reason, bulk=run.bulk)

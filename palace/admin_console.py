@@ -249,6 +249,8 @@ class AuditConsoleAdmin(OpLogAdmin):
 
     @admin.display(description="")
     def revert_link(self, row: OpLog) -> str:
+        if row.target_kind != "memory":
+            return ""  # only a memory's change can be reverted here; the page would only say so
         link = _url("admin:memory_memory_revert", row.pk)
         return format_html('<a class="revert-link" href="{}">revert…</a>', link) if link else ""
 

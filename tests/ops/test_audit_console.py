@@ -283,3 +283,21 @@ def test_bad_input_gets_a_message_not_an_error(trail: dict[str, Any], make_user:
     assert "cannot read" in rows_of(keeper.get(CONSOLE, {"actor": "token:abc"}))
     checkout = keeper.post(f"/admin/memory/memory/{trail['mine'].pk}/checkout/", {"reason": "try"}, follow=True)
     assert checkout.status_code == 200 and "not an earlier version" in checkout.content.decode()
+
+
+def test_console_query_count_does_not_grow_with_its_rows(
+    trail: dict[str, Any], make_user: Callable[..., Any], alice: Any
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    keeper = staff_client(make_user, "keeper", "view_oplog", "restore_memory")
+    keeper.get(CONSOLE)
+    with CaptureQueriesContext(connection) as few:
+        small = rows_of(keeper.get(CONSOLE))
+    for _ in range(20):
+        memory_report(memory_id=trail["mine"].pk, actor=Actor.for_user(alice), outcome="failure")
+    with CaptureQueriesContext(connection) as many:
+        large = rows_of(keeper.get(CONSOLE))
+    assert large.count("<tr") >= small.count("<tr") + 20
+    assert len(many.captured_queries) == len(few.captured_queries)
