@@ -53,6 +53,8 @@ def test_the_console_with_and_without_the_permissions(  # noqa: F811  (fixtures 
     secret = memory_save(palace=personal, actor=Actor.for_user(alice), content=BODY, kind="fact").memory
     assert secret is not None
     memory_forget(memory_id=secret.pk, actor=token, reason="looked stale")
+    junk = memory_save(palace=personal, actor=token, content="The moon is made of green cheese.", kind="fact").memory
+    assert junk is not None
     _staff(make_user, "auditor", "view_oplog", "view_memory")
     _staff(make_user, "keeper", "view_oplog", "view_memory", "view_memory_body", "restore_memory")
     _staff(make_user, "root", admin=True)
@@ -113,6 +115,23 @@ def test_the_console_with_and_without_the_permissions(  # noqa: F811  (fixtures 
     shot(page, "console-history-keeper")
     restored = OpLog.objects.filter(op="memory.restore", target_id=secret.pk).get()
     assert restored.actor_user_id is not None and restored.reason == "forgotten by a rogue agent"
+    # Bulk: everything the token did today, previewed, then applied with a reason.
+    page.goto(f"{base}/admin/palace/oplog/")
+    page.locator("a.bulk-restore").click()
+    today = restored.created_at.date().isoformat()
+    page.fill("#id_actor", "token:7")
+    page.fill("#id_since", today)
+    page.fill("#id_until", today)
+    page.get_by_role("button", name="Preview").click()
+    expect(page.locator("#bulk-changes")).to_contain_text(f"forget memory #{junk.pk}")
+    expect(page.locator("#bulk-refused")).to_contain_text("is active now")  # its forget, already restored above
+    assert Memory.objects.get(pk=junk.pk).status == "active"
+    page.fill("#bulk-reason", "the rogue agent's writes")
+    page.get_by_role("button", name="Apply").click()
+    expect(page.locator("#bulk-result")).to_contain_text("1 reverted")
+    shot(page, "console-bulk")
+    assert Memory.objects.get(pk=junk.pk).status == "forgotten"
+    assert Memory.objects.get(pk=secret.pk).status == "active"
 
     # The superuser exports the filtered trail.
     _login(page, base, "root")
@@ -121,6 +140,7 @@ def test_the_console_with_and_without_the_permissions(  # noqa: F811  (fixtures 
         page.locator("a.export-csv").click()
     text = Path(download.value.path()).read_text(encoding="utf-8")
     table = list(csv.DictReader(io.StringIO(text)))
-    assert [r["op"] for r in table] == ["memory.forget"] and table[0]["actor"].endswith("rogue-agent (#7)")
+    assert [r["op"] for r in table] == ["memory.save", "memory.forget"]  # the token's rows, newest first
+    assert all(r["actor"].endswith("rogue-agent (#7)") for r in table)
     assert BODY not in text
     assert violations == []
