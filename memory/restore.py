@@ -41,9 +41,13 @@ def staff_actor(user: Any) -> Actor:
     return Actor(user=user, system="admin")
 
 
-def _checked(*, staff: Any, reason: str) -> str:
+def _may_restore(staff: Any) -> None:
     if not (staff is not None and staff.is_active and staff.is_staff and staff.has_perm(PERMISSION)):
         raise PermissionDenied("restoring needs the “Can restore memories in the admin” permission")
+
+
+def _checked(*, staff: Any, reason: str) -> str:
+    _may_restore(staff)
     reason = clean_line(reason, "reason", 500)
     if not reason:
         raise InvalidInput("say why: a reason is required", field="reason")
@@ -80,6 +84,7 @@ def undo_distillation(*, rule_id: int, staff: Any, reason: str, now: datetime | 
 
 def revert_preview(*, op_id: int, staff: Any) -> rp.RevertPlan:
     """What reverting this op row would do, or why it would not (nothing changes)."""
+    _may_restore(staff)
     with _system(staff):
         row = OpLog.objects.filter(pk=op_id).first()
         if row is None:
@@ -229,6 +234,7 @@ def _selected(selection: Selection) -> list[OpLog]:
 def bulk_revert_preview(*, selection: Selection, staff: Any) -> BulkPreview:
     """Every op row the selection covers, with what reverting it would do or why it would be left (nothing
     changes)."""
+    _may_restore(staff)
     with _system(staff):
         return BulkPreview(selection=selection, plans=rp.plan_list(rows=_selected(selection)))
 

@@ -181,6 +181,9 @@ def test_a_revert_that_is_not_meaningful_is_refused_with_the_reason(
     row = last_op("memory.forget")
     with pytest.raises(PermissionDenied):
         restore.op_revert(op_id=row.pk, staff=auditor, reason="undo")
+    with pytest.raises(PermissionDenied):
+        restore.revert_preview(op_id=row.pk, staff=auditor)
+    assert restore.revert_preview(op_id=row.pk, staff=keeper).action == "restore"
     restore.op_revert(op_id=row.pk, staff=keeper, reason="undo")
     memory.refresh_from_db()
     assert memory.status == "active"
