@@ -169,4 +169,5 @@ class DistillProposalAdmin(admin.ModelAdmin):
         return False
 
 
-from memory import admin_judge  # noqa: E402, F401  (registers the judge admin)
+# The judge admin, and the audit console's history and restore pages (they re-register Memory with a subclass).
+from memory import admin_judge, admin_restore  # noqa: E402, F401
