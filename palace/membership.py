@@ -4,7 +4,8 @@ change a role, remove, leave, transfer ownership.
 The acting person comes from the door (session or verified token). Every change writes an op row in its
 transaction. Answers match the rest of Atrium: a project the actor is not a member of is `NotFound` (like one that
 does not exist), a member who is not an owner gets `PermissionDenied`, and a project always keeps at least one owner
-(removing, demoting or the leaving of the last owner is a `Conflict` that says what to do instead).
+(removing, demoting or the leaving of the last owner is a `Conflict` that says what to do instead). An unknown user
+is `NotFound`; a personal palace, which has exactly one member, is a `Conflict`.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def _project(*, actor: Actor, palace_id: int) -> tuple[Palace, str]:
     """The project and the actor's role in it, locked for the change. Not a member: NotFound; personal: invalid."""
     palace = palace_get(user=_me(actor), palace_id=palace_id)
     if palace.kind != Palace.Kind.PROJECT:
-        raise InvalidInput("a personal palace has exactly one member; members belong to project palaces")
+        raise Conflict("a personal palace has exactly one member; members belong to project palaces")
     mine = Membership.objects.select_for_update().filter(palace=palace, user_id=_me(actor).pk).first()
     if mine is None:  # removed between the two reads
         raise NotFound("palace not found")
@@ -62,7 +63,7 @@ def _role(role: str) -> str:
 def _user(username: str) -> Any:
     user = get_user_model().objects.filter(username=(username or "").strip(), is_active=True).first()
     if user is None:
-        raise InvalidInput(f"no active user named {username!r}")
+        raise NotFound(f"no active user named {username!r}")
     return user
 
 
@@ -159,7 +160,7 @@ def ownership_transfer(*, palace_id: int, username: str, actor: Actor) -> Member
         me = _me(actor)
         membership = _membership(palace, username)
         if membership.user_id == me.pk:
-            raise InvalidInput("you already own this project; name another member")
+            raise Conflict("you already own this project; name another member")
         previous = membership.role
         membership.role = OWNER
         membership.save(update_fields=["role"])

@@ -53,8 +53,25 @@ def palace_members(request: HttpRequest, palace_id: int) -> list[MemberOut]:
 # --- managing a project (owners; leaving is for any member) ---------------------------------------------------------
 
 
+# What normalize_origin (palace/origins.py) accepts, as a pattern the schema can state: a URL (https, http, ssh, git,
+# git+ssh, ssh+git; optional user and port) or the scp-like `user@host:owner/repo`, a dotted host, two or more path
+# segments that do not start with a dot, optional `.git` and trailing slash.
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_HOST = rf"{_LABEL}(?:\.{_LABEL})+"
+_SEG = r"[A-Za-z0-9_~+-][A-Za-z0-9._~+-]{0,99}"
+ORIGIN_PATTERN = (
+    rf"^(?:(?:https?|ssh|git|git\+ssh|ssh\+git)://(?:[A-Za-z0-9._-]+@)?{_HOST}(?::[0-9]{{1,5}})?(?:/{_SEG}){{2,8}}/?"
+    rf"|(?:[A-Za-z0-9._-]+@)?{_HOST}:{_SEG}(?:/{_SEG}){{1,7}}/?)$"
+)
+
+
 class ProjectIn(Schema):
-    origin: str = Field(min_length=1, max_length=400, description="the git origin, any spelling (normalised)")
+    origin: str = Field(
+        min_length=1,
+        max_length=400,
+        pattern=ORIGIN_PATTERN,
+        description="the git origin, any spelling (git@github.com:team/repo.git, https://github.com/team/repo)",
+    )
     name: str = Field("", max_length=200)
 
 
@@ -90,7 +107,7 @@ def project_create(request: HttpRequest, payload: ProjectIn) -> Status[PalaceOut
 
 @router.post("/{int:palace_id}/members", response={201: MemberOut, **ERRORS})
 def member_invite(request: HttpRequest, palace_id: int, payload: InviteIn) -> Status[MemberOut]:
-    """Add a user to a project with a role (owners only)."""
+    """Add a user to a project with a role (owners only). 404 also for a username with no active user."""
     caller = caller_of(request)
     caller.require_write()
     m = membership.member_invite(palace_id=palace_id, username=payload.username, role=payload.role, actor=caller.actor)

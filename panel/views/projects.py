@@ -99,7 +99,8 @@ ACTIONS: dict[str, Callable[[Actor, int, dict[str, Any]], None]] = {
 @domain_errors
 def member_action(request: HttpRequest, palace_id: int, action: str) -> HttpResponse:
     """One of ACTIONS on a project. Refusals keep the panel's answers (404 for a project that is not yours, 403 for
-    a member who is not an owner); a conflict or bad input comes back on the project page with its message."""
+    a member who is not an owner); a conflict, an unknown user or bad input comes back on the project page with its
+    message."""
     run = ACTIONS.get(action)
     if run is None:
         raise NotFound("no such action")
@@ -110,9 +111,9 @@ def member_action(request: HttpRequest, palace_id: int, action: str) -> HttpResp
         return _detail(request, palace_id, error=_("Choose a role."), status=422)
     try:
         run(actor_of(request), palace_id, form.cleaned_data if action != "leave" else {})
-    except (NotFound, PermissionDenied):
+    except PermissionDenied:
         raise
-    except AtriumError as exc:
+    except AtriumError as exc:  # a project the user cannot see raises NotFound again in _detail: a plain 404
         return _detail(request, palace_id, error=exc.message, status=exc.status)
     if not selectors.palaces_readable(user=request.user).filter(pk=palace_id).exists():
         return redirect("projects")  # the actor left or removed themselves

@@ -35,6 +35,9 @@ def test_create_normalises_the_origin_and_makes_the_actor_owner(alice: Any) -> N
         project_create_for(origin="https://github.com/team/app", actor=Actor.for_user(alice))
     with pytest.raises(InvalidInput):
         project_create_for(origin="not an origin", actor=Actor.for_user(alice))
+    long_origin = "ssh://git.example.com/" + "/".join(["x" * 90] * 4)  # a key over the name column's 200 characters
+    long = project_create_for(origin=long_origin, actor=Actor.for_user(alice))
+    assert len(long.origin_key or "") > 200 and long.name == (long.origin_key or "")[:200]
 
 
 def test_owner_invites_changes_removes_each_with_an_op_row(project: Palace, alice: Any, charlie: Any) -> None:
@@ -53,7 +56,7 @@ def test_owner_invites_changes_removes_each_with_an_op_row(project: Palace, alic
     ]
     with pytest.raises(Conflict, match="already a member"):
         member_invite(palace_id=project.pk, username="bob", role="editor", actor=owner)
-    with pytest.raises(InvalidInput, match="no active user"):
+    with pytest.raises(NotFound, match="no active user"):
         member_invite(palace_id=project.pk, username="nobody", role="editor", actor=owner)
     with pytest.raises(NotFound, match="not a member"):
         member_remove_by(palace_id=project.pk, username="charlie", actor=owner)
@@ -111,5 +114,5 @@ def test_a_second_owner_may_be_demoted_and_a_personal_palace_has_no_members(
     member_role_change(palace_id=project.pk, username="alice", role="viewer", actor=owner)
     assert _roles(project) == {"alice": "viewer", "bob": "owner"}
     personal = Palace.objects.get(personal_owner=alice)
-    with pytest.raises(InvalidInput, match="personal palace"):
+    with pytest.raises(Conflict, match="personal palace"):
         member_invite(palace_id=personal.pk, username="bob", role="viewer", actor=owner)

@@ -45,7 +45,7 @@ def test_owner_invites_changes_transfers_and_leaves(
     last = owner.post(f"{url}leave/")
     assert last.status_code == 409 and "always keeps an owner" in last.content.decode()
     unknown = owner.post(f"{url}invite/", {"username": "nobody", "role": "viewer"})
-    assert unknown.status_code == 422 and "no active user" in unknown.content.decode()
+    assert unknown.status_code == 404 and "no active user" in unknown.content.decode()
     assert owner.post(f"{url}transfer/", {"username": "bob"}).status_code == 302
     assert _roles(project) == {"alice": "editor", "bob": "owner"}
     left = owner.post(f"{url}leave/")
