@@ -22,8 +22,9 @@ TRIGGER = 'id="judge-live"'
 
 
 async def _drain(socket: Any, quiet: float = 0.8) -> str:
-    """Everything the socket receives until it has been quiet for `quiet` seconds."""
-    got = []
+    """The first message (waited for as long as a live update may take on a loaded machine), then everything the
+    socket receives until it has been quiet for `quiet` seconds."""
+    got = [await socket.receive_from(timeout=LIVE_TIMEOUT)]
     while not await socket.receive_nothing(timeout=quiet):
         got.append(await socket.receive_from(timeout=LIVE_TIMEOUT))
     return "".join(got)
