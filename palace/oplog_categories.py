@@ -46,6 +46,8 @@ OP_CATEGORY: dict[str, str] = {
     "palace.create": "organize",
     "member.set": "organize",
     "member.remove": "organize",
+    "member.leave": "organize",
+    "member.transfer": "organize",
     "user.create": "organize",
     "token.create": "organize",
     "token.revoke": "organize",

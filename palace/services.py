@@ -74,7 +74,8 @@ def project_create(*, origin: str, owner: AbstractBaseUser, name: str = "", acto
         raise InvalidInput(str(exc)) from exc
     try:
         with transaction.atomic():
-            palace = Palace.objects.create(kind=Palace.Kind.PROJECT, name=name or key, origin_key=key)
+            # The name defaults to the key, which may be up to 400 characters; the name column holds 200.
+            palace = Palace.objects.create(kind=Palace.Kind.PROJECT, name=(name or key)[:200], origin_key=key)
             Membership.objects.create(palace=palace, user_id=owner.pk, role=Membership.Role.OWNER)
             oplog_write(
                 op="palace.create",

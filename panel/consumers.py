@@ -3,8 +3,8 @@
 Events come from palace.events (published after a mutation commits). The consumer re-reads the user's current
 scope from their session and, when the event's palace is in it, sends small rendered fragments that the htmx ws
 extension swaps in by id: the due badge, the Today counts, and the new Log row; after an edge or distillation op, or a
-recorded adjudication (kind "judge"), a trigger that makes the Judge page re-fetch its open contradictions and
-proposals (elsewhere it has no target and nothing happens).
+recorded adjudication (kind "judge"), a trigger that makes the Judge page re-fetch its open contradictions,
+proposals and recent rulings (with the filters the page shows; elsewhere it has no target and nothing happens).
 
 Before each push the consumer checks that the connection's session still signs its user in (the same check Django
 makes on every request: the session exists, names this user, the password hash still matches, the user is active).

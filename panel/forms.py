@@ -88,3 +88,18 @@ def _day(raw: str | None) -> date | None:
         return date.fromisoformat(raw) if raw else None
     except ValueError:
         return None
+
+
+ROLE_CHOICES = [("owner", _("owner")), ("editor", _("editor")), ("viewer", _("viewer"))]
+
+
+class ProjectCreateForm(forms.Form):
+    origin = forms.CharField(label=_("Git origin"), max_length=400)
+    name = forms.CharField(label=_("Name"), max_length=200, required=False)
+
+
+class MemberForm(forms.Form):
+    """A member named by username; `role` only where the action needs it (invite, change role)."""
+
+    username = forms.CharField(label=_("Username"), max_length=150)
+    role = forms.ChoiceField(label=_("Role"), choices=ROLE_CHOICES, required=False)

@@ -96,6 +96,8 @@ OP_LABELS: dict[str, Promise] = {
     "palace.create": _("Created a palace"),
     "member.set": _("Changed a membership"),
     "member.remove": _("Removed a member"),
+    "member.leave": _("Left a project"),
+    "member.transfer": _("Transferred ownership"),
     "user.create": _("Created a user"),
     "token.create": _("Created a token"),
     "token.revoke": _("Revoked a token"),

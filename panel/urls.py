@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from panel.views import account, corridor, episodes, judge, log, palace, today
+from panel.views import account, corridor, episodes, judge, log, palace, projects, today
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(template_name="panel/login.html"), name="login"),
@@ -11,6 +11,10 @@ urlpatterns = [
     path("", account.root, name="home"),
     path("palaces/", account.palaces, name="palaces"),
     path("scope/", account.scope_switch, name="scope"),
+    path("projects/", projects.projects, name="projects"),
+    path("projects/create/", projects.project_create, name="project-create"),
+    path("projects/<int:palace_id>/", projects.project, name="project"),
+    path("projects/<int:palace_id>/<slug:action>/", projects.member_action, name="project-action"),
     path("tokens/", account.tokens, name="tokens"),
     path("tokens/create/", account.token_create, name="token-create"),
     path("tokens/<int:token_id>/revoke/", account.token_revoke, name="token-revoke"),

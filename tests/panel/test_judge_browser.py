@@ -1,67 +1,100 @@
-"""The Judge view in Chromium against uvicorn: deciding a contradiction with a button, and the admin's settings
-card (the key never reaches the page source, Test connection reports the fake endpoint)."""
+"""The Judge view in Chromium against uvicorn, one browser for the module: each of the four decisions with its
+button (and a refused one), the admin's settings card (the key never reaches the page source, Test connection reports
+the fake endpoint), and the live refresh of open contradictions, proposals and recent rulings (with the page's
+filters) without a reload."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.db import connection
+import pytest
 
-from memory.models import Edge, JudgeSettings
+from memory.models import DistillProposal, Edge, JudgeSettings, Memory
 from memory.pipeline import memory_save
 from palace.actors import Actor
 from palace.models import Palace
 from tests.fakes.openai_server import FakeOpenAI, chat_json
-from tests.panel.test_browser import PASSWORD, asgi_server, browser_page, pytestmark, shot  # noqa: F401
+from tests.panel.browserkit import browser_page, chromium, login  # noqa: F401
+from tests.panel.test_browser import asgi_server, pytestmark, shot  # noqa: F401
+from tests.panel.test_judge_proposals import _proposal
 
 KEY = "sk-browser-secret-4242-abcd"
+OLDER, NEWER = "The API server listens on port 8000.", "The API server listens on port 8001."
 
 
-def _login(page: Any, base: str, username: str) -> None:
-    page.goto(f"{base}/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/today/")
+def _contradiction(palace: Palace, user: Any, older: str = OLDER, newer: str = NEWER) -> tuple[Edge, int, int]:
+    actor = Actor.for_user(user)
+    first = memory_save(palace=palace, actor=actor, content=older, kind="fact").memory
+    second = memory_save(palace=palace, actor=actor, content=newer, kind="fact")
+    assert first is not None and second.memory is not None and second.edges, "the pair must make an edge"
+    return Edge.objects.get(pk=second.edges[0]), first.pk, second.memory.pk
 
 
-def test_decide_a_contradiction_and_use_the_settings_card(  # noqa: F811  (fixtures imported above)
+@pytest.mark.parametrize("decision", ["keep_newer", "keep_older", "both_stand", "merge"])
+def test_each_decision_with_its_button(  # noqa: F811  (fixtures imported above)
+    asgi_server: str,  # noqa: F811
+    browser_page: Any,  # noqa: F811
+    make_user: Any,
+    decision: str,
+) -> None:
+    from playwright.sync_api import expect
+
+    erin = make_user("erin")
+    edge, older, newer = _contradiction(Palace.objects.get(personal_owner=erin), erin)
+    page, base = browser_page, asgi_server
+    login(page, base, "erin")
+    page.get_by_role("link", name="Judge").click()
+    page.wait_for_url(f"{base}/judge/")
+    card = page.locator(f"#edge-{edge.pk}")
+    expect(card).to_contain_text("port 8000")
+    expect(card).to_contain_text("port 8001")
+    labels = {
+        "keep_newer": "Keep the newer",
+        "keep_older": "Keep the older",
+        "both_stand": "Both stand",
+        "merge": "Merge into a correction",
+    }
+    if decision == "both_stand":  # refused without a reason: the message, and the edge still pending
+        card.get_by_role("button", name=labels[decision]).click()
+        expect(page.locator("[role=alert]")).to_contain_text("both_stand needs a reason")
+        assert Edge.objects.get(pk=edge.pk).status == "pending"
+        page.goto(f"{base}/judge/")
+        card = page.locator(f"#edge-{edge.pk}")
+    card.locator("input[name=reason]").fill("the port moved")
+    if decision == "merge":
+        card.locator("textarea[name=content]").fill("The API server listens on port 8001 (8000 until November).")
+    card.get_by_role("button", name=labels[decision]).click()
+    page.wait_for_url(f"{base}/judge/")
+    expect(page.locator(f"#edge-{edge.pk}")).to_have_count(0)
+    expect(page.locator("#judge-open")).to_contain_text("No open contradictions")
+    edge.refresh_from_db()
+    assert (edge.resolution, edge.resolution_reason) == (decision, "the port moved")
+    assert edge.status == ("dismissed" if decision == "both_stand" else "confirmed")
+    statuses = dict(Memory.objects.filter(pk__in=[older, newer]).values_list("pk", "status"))
+    expected = {
+        "keep_newer": {older: "superseded", newer: "active"},
+        "keep_older": {older: "active", newer: "forgotten"},
+        "both_stand": {older: "active", newer: "active"},
+        "merge": {older: "superseded", newer: "superseded"},
+    }[decision]
+    assert statuses == expected
+    if decision == "keep_older":
+        assert Memory.objects.get(pk=newer).epitaph == "the port moved"
+    if decision == "merge":
+        merged = Memory.objects.get(content__startswith="The API server listens on port 8001 (8000")
+        assert merged.status == "active" and merged.supersedes_id == older
+    shot(page, f"judge-{decision}")
+
+
+def test_settings_card(  # noqa: F811
     asgi_server: str,  # noqa: F811
     browser_page: Any,  # noqa: F811
     make_user: Any,
 ) -> None:
-    """One flow (the server fixture supports one browser test per module run): an admin decides a contradiction
-    with a button, then saves and tests the judge settings."""
-    from playwright.sync_api import expect
-
-    # A browser test run before this one ends other database sessions at teardown (tests/panel/test_browser.py),
-    # which can include the one this thread kept; start from a fresh connection.
-    connection.close()
-    root = make_user("root", admin=True)
-    personal = Palace.objects.get(personal_owner=root)
-    actor = Actor.for_user(root)
-    memory_save(palace=personal, actor=actor, content="The API server listens on port 8000.", kind="fact")
-    edge = memory_save(palace=personal, actor=actor, content="The API server listens on port 8001.", kind="fact").edges[
-        0
-    ]
+    make_user("root", admin=True)
     page, base = browser_page, asgi_server
-    _login(page, base, "root")
-    page.get_by_role("link", name="Judge").click()
-    page.wait_for_url(f"{base}/judge/")
-    card = page.locator(f"#edge-{edge}")
-    expect(card).to_contain_text("port 8000")
-    expect(card).to_contain_text("port 8001")
-    shot(page, "judge")
-    card.locator("input[name=reason]").fill("the port moved")
-    card.get_by_role("button", name="Keep the newer").click()
-    page.wait_for_url(f"{base}/judge/")
-    expect(page.locator(f"#edge-{edge}")).to_have_count(0)
-    decided = Edge.objects.get(pk=edge)
-    assert (decided.status, decided.resolution, decided.resolution_reason) == (
-        "confirmed",
-        "keep_newer",
-        "the port moved",
-    )
+    login(page, base, "root")
+    from playwright.sync_api import expect
 
     with FakeOpenAI() as fake:
         page.goto(f"{base}/judge/")
@@ -80,3 +113,59 @@ def test_decide_a_contradiction_and_use_the_settings_card(  # noqa: F811  (fixtu
         expect(page.locator(".test-report")).to_contain_text("Reachable: judge-b answered in")
         assert KEY not in page.content()
         shot(page, "judge-settings")
+
+
+def test_judge_refreshes_live_and_applies_a_proposal(  # noqa: F811
+    asgi_server: str,  # noqa: F811
+    browser_page: Any,  # noqa: F811
+    make_user: Any,
+) -> None:
+    from playwright.sync_api import expect
+
+    dana = make_user("dana")
+    personal = Palace.objects.get(personal_owner=dana)
+    proposal = _proposal(personal)
+    page, base = browser_page, asgi_server
+    login(page, base, "dana")
+    page.goto(f"{base}/judge/")
+    expect(page.locator("#judge-open")).to_contain_text("No open contradictions")
+    expect(page.locator("#judge-rulings .ruling")).to_have_count(0)
+    page.evaluate("window.__kept = true")  # gone if the page reloads
+    edge, _, _ = _contradiction(personal, dana)
+    expect(page.locator(f"#edge-{edge.pk}")).to_contain_text("port 8001", timeout=5000)
+    expect(page.locator("#judge-rulings .ruling")).to_have_count(1)  # the ruling that made the edge, live
+    assert page.evaluate("window.__kept === true")  # refreshed in place, not reloaded
+    page.locator(f"#proposal-{proposal.pk}").get_by_role("button", name="Apply").click()
+    expect(page.locator(f"#proposal-{proposal.pk}")).to_have_count(0)
+    assert page.evaluate("window.__kept === true")
+    assert DistillProposal.objects.get(pk=proposal.pk).status == "applied"
+
+
+def test_live_rulings_keep_the_page_filters(  # noqa: F811
+    asgi_server: str,  # noqa: F811
+    browser_page: Any,  # noqa: F811
+    make_user: Any,
+) -> None:
+    """A filter that excludes the new ruling still excludes it after the live refresh (which did happen: the new
+    edge appeared); without the filter the same kind of ruling appears."""
+    from playwright.sync_api import expect
+
+    fay = make_user("fay")
+    personal = Palace.objects.get(personal_owner=fay)
+    page, base = browser_page, asgi_server
+    login(page, base, "fay")
+    page.goto(f"{base}/judge/?verdict=merge")
+    page.evaluate("window.__kept = true")
+    first, _, _ = _contradiction(personal, fay)
+    expect(page.locator(f"#edge-{first.pk}")).to_have_count(1, timeout=5000)
+    expect(page.locator("#judge-rulings")).to_contain_text("No rulings yet")
+    expect(page.locator("#f-verdict")).to_have_value("merge")
+    page.goto(f"{base}/judge/")
+    expect(page.locator("#judge-rulings .ruling")).to_have_count(1)
+    page.evaluate("window.__kept = true")
+    second, _, _ = _contradiction(
+        personal, fay, "The backup job runs at 02:00 every night.", "The backup job runs at 03:00 every night."
+    )
+    expect(page.locator(f"#edge-{second.pk}")).to_have_count(1, timeout=5000)
+    expect(page.locator("#judge-rulings .ruling")).to_have_count(2)
+    assert page.evaluate("window.__kept === true")

@@ -1,5 +1,6 @@
 """The Judge page live: a recorded adjudication or a decided edge in a palace of the user's scope sends the trigger
-that makes /judge/ re-fetch its open contradictions; an outsider's socket hears nothing."""
+that makes /judge/ re-fetch its open contradictions, proposals and recent rulings; an outsider's socket hears
+nothing."""
 
 from __future__ import annotations
 
@@ -21,8 +22,9 @@ TRIGGER = 'id="judge-live"'
 
 
 async def _drain(socket: Any, quiet: float = 0.8) -> str:
-    """Everything the socket receives until it has been quiet for `quiet` seconds."""
-    got = []
+    """The first message (waited for as long as a live update may take on a loaded machine), then everything the
+    socket receives until it has been quiet for `quiet` seconds."""
+    got = [await socket.receive_from(timeout=LIVE_TIMEOUT)]
     while not await socket.receive_nothing(timeout=quiet):
         got.append(await socket.receive_from(timeout=LIVE_TIMEOUT))
     return "".join(got)
@@ -44,6 +46,8 @@ def test_adjudication_and_decision_refresh_the_judge_of_members_only(alice: Any,
         edge = await database_sync_to_async(_contradiction)(palace, alice)
         got = await _drain(a)
         assert TRIGGER in got and 'hx-select="#judge-open"' in got  # the adjudication / new edge reached alice
+        # the trigger re-fetches the recent rulings too, with the filters the page shows
+        assert 'hx-select-oob="#judge-proposals,#judge-rulings"' in got and 'hx-include="#judge-filters"' in got
         await database_sync_to_async(edge_resolve)(edge_id=edge, decision="keep_newer", actor=Actor.for_user(alice))
         got = await _drain(a)
         assert TRIGGER in got and 'id="op-' in got  # the edge.decide row, with the Judge trigger
