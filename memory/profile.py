@@ -112,7 +112,7 @@ def _compose(curated: str, lines: Sequence[str], more: int, reviews_due: int | N
     return wrap_memory_context("\n".join(parts))
 
 
-def _longest_fitting(text: str, fits: Callable[[str], bool], *, low: int = 0) -> str | None:
+def longest_fitting(text: str, fits: Callable[[str], bool], *, low: int = 0) -> str | None:
     """The longest cut of `text` (at least `low` characters) for which `fits` holds, or None."""
     if fits(text):
         return text
@@ -156,7 +156,7 @@ def profile_render(
 
     curated_truncated = False
     if curated:
-        fitted = _longest_fitting(curated, lambda c: fits_with(c, [], 0))
+        fitted = longest_fitting(curated, lambda c: fits_with(c, [], 0))
         curated_truncated = fitted != curated
         curated = fitted or ""
 
@@ -180,7 +180,7 @@ def profile_render(
                 lines = [*rendered, _entry_line(item, candidate), *reserve]
                 return fits_with(curated, lines, shown + len(reserve))
 
-            fitted = _longest_fitting(body, fits_body, low=min(item_floor, len(body)))
+            fitted = longest_fitting(body, fits_body, low=min(item_floor, len(body)))
             if fitted:
                 line = ProfileLine(
                     item.memory_id, item.coordinate, item.kind, item.placard, fitted, False, fitted != content
