@@ -245,8 +245,8 @@ def profile_build(
 ) -> Profile:
     """The profile for `user` from their personal palace (`palace_id`, resolved by the caller's access check).
 
-    `curated` is the user's curated profile text; the curated, versioned profile (and its edit tool) arrives with a
-    later issue, so today's doors pass nothing.
+    `curated` is the curated profile text to put first (memory.curated.curated_block: the user's own, then a
+    project's when the door was asked for one); it claims the budget before the derived entries.
     """
     items, total = profile_items(palace_id=palace_id, limit=max(top_n, 0))
     return profile_render(

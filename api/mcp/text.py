@@ -144,6 +144,7 @@ def updated(out: schemas.UpdateOut) -> str:
 
 def checked_out(out: schemas.CheckoutOut) -> str:
     new = out.memory
+    assert new is not None  # a memory checkout (a handoff's is rendered by text_profile.handoff_saved)
     return (
         f"Brought back #{out.checkout_of}: its content is current again as id={new.id} (version {new.version}) at "
         f"{new.coordinate or 'unslotted'}, superseding #{out.supersedes}; the history keeps every version."
