@@ -19,15 +19,14 @@ from tests.conftest import PROJECT_ORIGIN
 
 class Api:
     def __init__(self, raw: str) -> None:
-        self.client = Client()
-        self.headers = {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
+        self.client = Client(headers={"Authorization": f"Bearer {raw}"})
 
     def get(self, path: str, **params: Any) -> tuple[int, Any]:
-        r = self.client.get(path, params, **self.headers)
+        r = self.client.get(path, params)
         return r.status_code, (r.json() if r["Content-Type"].startswith("application/json") else r.content.decode())
 
     def send(self, method: str, path: str, body: Any) -> tuple[int, Any]:
-        r = getattr(self.client, method)(path, body, content_type="application/json", **self.headers)
+        r = getattr(self.client, method)(path, body, content_type="application/json")
         return r.status_code, r.json()
 
 
@@ -113,7 +112,7 @@ def test_handoff_routes_and_bootstrap(api_for: Callable[..., Api], alice: Any, b
 
     for n in range(12):
         make_memory(project, f"Project memory {n}: " + "detail " * 40, created_at=None)
-    r = alice_api.client.get("/api/v1/bootstrap.txt", {"project": PROJECT_ORIGIN, "budget": 300}, **alice_api.headers)
+    r = alice_api.client.get("/api/v1/bootstrap.txt", {"project": PROJECT_ORIGIN, "budget": "300"})
     text = r.content.decode()
     assert r.status_code == 200 and text.startswith(OPEN_TAG) and text.rstrip().endswith(CLOSE_TAG)
     used, budget = r["X-Atrium-Bootstrap-Tokens"].split("/")
