@@ -77,7 +77,7 @@ def curated_diff(*, old: str, new: str, context: int = 2) -> list[DiffLine]:
         if line.startswith(("---", "+++")):
             continue
         if line.startswith("@@"):
-            out.append(DiffLine("@", line))
+            out.append(DiffLine("@", line[1:]))  # rendered as op + text: the header reads as difflib wrote it
         else:
             out.append(DiffLine(line[:1] or " ", line[1:]))
     return out
