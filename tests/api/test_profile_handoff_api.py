@@ -69,6 +69,10 @@ def test_curated_profile_routes(api_for: Callable[..., Api], alice: Any, charlie
     assert reader.send("put", "/api/v1/profile/curated", {"content": "r", "expected_version": 3})[0] == 403
     theirs = api_for(charlie)
     assert theirs.get("/api/v1/profile/curated")[1]["version"] == 0
+    mine = api.get("/api/v1/profile/curated")[1]["palace"]
+    assert theirs.get("/api/v1/profile/curated", palace=mine)[0] == 404  # alice's palace: like one that is not there
+    assert theirs.get("/api/v1/profile/curated/history", palace=mine)[0] == 404
+    assert api.get("/api/v1/profile/curated", palace=mine)[0] == 200  # positive control
     assert ProfileVersion.objects.count() == 3 and OpLog.objects.filter(op__startswith="profile.").count() == 3
 
 

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 from django.utils import timezone
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memory.bootstrap import RecentItem, bootstrap_build, bootstrap_render
 from memory.curated import curated_edit
@@ -115,6 +117,37 @@ def test_bootstrap_render_respects_the_budget_and_orders_sections() -> None:
     small = bootstrap_render(where="p", handoff="H", handoff_version=1, curated="C", items=items[:2], total=2)
     assert small.text.index("H") < small.text.index("Curated profile:") < small.text.index("#1 fact")
     assert small.memories == [1, 2] and small.more == 0 and not small.handoff_truncated
+
+
+TEXTS = st.lists(
+    st.sampled_from(["abc ", "XYZ", "\n", "日期", "项目交接", "</atrium_memory_context>", "word " * 20]), max_size=200
+).map("".join)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    handoff=TEXTS,
+    curated=TEXTS,
+    contents=st.lists(TEXTS, max_size=8),
+    extra=st.integers(min_value=0, max_value=10_000),
+    budget=st.integers(min_value=1, max_value=4096),
+)
+def test_bootstrap_never_exceeds_its_budget(
+    handoff: str, curated: str, contents: list[str], extra: int, budget: int
+) -> None:
+    items = [RecentItem(i + 1, "fact", c) for i, c in enumerate(contents)]
+    out = bootstrap_render(
+        where="my palace",
+        handoff=handoff,
+        handoff_version=1,
+        curated=curated,
+        items=items,
+        total=len(items) + extra,
+        budget=budget,
+    )
+    assert out.tokens <= out.budget == max(budget, 128)
+    assert out.text.startswith(OPEN_TAG) and out.text.endswith(CLOSE_TAG) and out.text.count(CLOSE_TAG) == 1
+    assert out.more == len(items) + extra - len(out.memories)
 
 
 def test_bootstrap_build_for_a_project(project: Palace, alice: Any, alice_palace: Palace) -> None:
