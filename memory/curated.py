@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from django.db import IntegrityError, transaction
 
 from memory.models_knowledge import ProfileVersion
-from memory.redaction import scrub_inbound_text
+from memory.redaction import clean_inbound_text, redact
 from memory.save_input import clean_line
 from memory.services import memory_writable
 from palace.actors import Actor
@@ -92,11 +92,11 @@ def clean_profile_content(content: str) -> tuple[str, tuple[str, ...]]:
         raise InvalidInput("content must be a string", field="content")
     if len(content) > 4 * MAX_PROFILE_CHARS:  # bound the regex work before cleaning; the real limit follows
         raise InvalidInput(f"content is at most {MAX_PROFILE_CHARS} characters", field="content")
-    scrubbed = scrub_inbound_text(content.replace("\x00", ""))
-    text = scrubbed.text.strip()
-    if len(text) > MAX_PROFILE_CHARS:
-        raise InvalidInput(f"content is at most {MAX_PROFILE_CHARS} characters (got {len(text)})", field="content")
-    return text, scrubbed.types
+    cleaned = clean_inbound_text(content.replace("\x00", ""))
+    if len(cleaned) > MAX_PROFILE_CHARS:  # measured before redaction: a marker may be longer than the secret
+        raise InvalidInput(f"content is at most {MAX_PROFILE_CHARS} characters (got {len(cleaned)})", field="content")
+    scrubbed = redact(cleaned)
+    return scrubbed.text.strip(), scrubbed.types
 
 
 def _stale(palace_id: int, expected: int) -> Conflict:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from django.db import IntegrityError, transaction
 
 from memory.models_knowledge import HandoffVersion
-from memory.redaction import scrub_inbound_text
+from memory.redaction import clean_inbound_text, redact, scrub_inbound_text
 from memory.save_input import clean_line
 from memory.services import memory_writable
 from palace.actors import Actor
@@ -110,9 +110,10 @@ def clean_handoff(data: HandoffInput) -> tuple[HandoffInput, list[str]]:
         raise InvalidInput("doing is a string", field="doing")
     if len(data.doing) > 4 * MAX_DOING_CHARS:
         raise InvalidInput(f"doing is at most {MAX_DOING_CHARS} characters", field="doing")
-    doing = scrub_inbound_text(data.doing.replace("\x00", ""))
-    if len(doing.text) > MAX_DOING_CHARS:
-        raise InvalidInput(f"doing is at most {MAX_DOING_CHARS} characters (got {len(doing.text)})", field="doing")
+    cleaned = clean_inbound_text(data.doing.replace("\x00", ""))
+    if len(cleaned) > MAX_DOING_CHARS:  # measured before redaction: a marker may be longer than the secret
+        raise InvalidInput(f"doing is at most {MAX_DOING_CHARS} characters (got {len(cleaned)})", field="doing")
+    doing = redact(cleaned)
     next_steps, t1 = _clean_items(data.next_steps, "next_steps")
     questions, t2 = _clean_items(data.open_questions, "open_questions")
     files, t3 = _clean_items(data.files, "files")

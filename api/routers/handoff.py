@@ -5,7 +5,7 @@ session-start hook), and `/api/v1/handoff` (GET current, PUT save with `expected
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from django.http import HttpRequest, HttpResponse
 from ninja import Field, Query, Router, Schema, Status
@@ -20,6 +20,7 @@ from palace.models import Palace
 from palace.selectors import palace_get
 
 router = Router(tags=["handoff"])
+Line = Annotated[str, Field(max_length=handoff.MAX_ITEM_CHARS)]
 
 
 @router.get(
@@ -48,7 +49,7 @@ class _Strict(Schema):
     model_config = ConfigDict(extra="forbid")
 
 
-class HandoffOut(Schema):
+class HandoffRestOut(Schema):
     palace: int
     label: str
     version: int = Field(description="0 when none is saved yet")
@@ -60,25 +61,25 @@ class HandoffOut(Schema):
     created_at: datetime | None
 
 
-class SaveIn(_Strict):
+class HandoffSaveIn(_Strict):
     palace: int | None = None
     project: ProjectOrigin | None = None
     expected_version: int = Field(ge=0, le=2**31 - 1, description="the version you loaded; 0 before the first save")
-    doing: str = Field(default="", max_length=4 * handoff.MAX_DOING_CHARS)
-    next_steps: list[str] = Field(default_factory=list, max_length=handoff.MAX_ITEMS)
-    open_questions: list[str] = Field(default_factory=list, max_length=handoff.MAX_ITEMS)
-    files: list[str] = Field(default_factory=list, max_length=handoff.MAX_ITEMS)
+    doing: str = Field(default="", max_length=handoff.MAX_DOING_CHARS)
+    next_steps: list[Line] = Field(default_factory=list, max_length=handoff.MAX_ITEMS)
+    open_questions: list[Line] = Field(default_factory=list, max_length=handoff.MAX_ITEMS)
+    files: list[Line] = Field(default_factory=list, max_length=handoff.MAX_ITEMS)
 
 
-class CheckoutIn(_Strict):
+class HandoffCheckoutIn(_Strict):
     palace: int | None = None
     project: ProjectOrigin | None = None
     version: int = Field(ge=1, le=2**31 - 1)
     expected_version: int | None = Field(default=None, ge=0, le=2**31 - 1)
-    reason: str = ""
+    reason: str = Field(default="", max_length=500)
 
 
-class Where(Schema):
+class HandoffQuery(Schema):
     palace: int | None = None
     project: ProjectOrigin | None = None
     limit: int = Field(default=handoff.HISTORY_LIMIT, ge=1, le=500)
@@ -107,16 +108,16 @@ def handoff_out(row: HandoffVersion | None, palace: Palace) -> dict[str, Any]:
     }
 
 
-@router.get("/handoff", response={200: HandoffOut, **ERRORS})
-def handoff_load(request: HttpRequest, where: Query[Where]) -> dict[str, Any]:
+@router.get("/handoff", response={200: HandoffRestOut, **ERRORS})
+def handoff_load(request: HttpRequest, where: Query[HandoffQuery]) -> dict[str, Any]:
     """Your current handoff in a palace (version 0 when none is saved)."""
     caller = caller_of(request)
     palace = target_palace(caller, where.palace, where.project, write=False)
     return handoff_out(handoff.handoff_current(palace_id=palace.pk, actor=caller.actor), palace)
 
 
-@router.get("/handoff/history", response={200: list[HandoffOut], **ERRORS})
-def handoff_versions(request: HttpRequest, where: Query[Where]) -> list[dict[str, Any]]:
+@router.get("/handoff/history", response={200: list[HandoffRestOut], **ERRORS})
+def handoff_versions(request: HttpRequest, where: Query[HandoffQuery]) -> list[dict[str, Any]]:
     """Your handoff's snapshots in a palace, newest first."""
     caller = caller_of(request)
     palace = target_palace(caller, where.palace, where.project, write=False)
@@ -124,8 +125,8 @@ def handoff_versions(request: HttpRequest, where: Query[Where]) -> list[dict[str
     return [handoff_out(row, palace) for row in rows]
 
 
-@router.put("/handoff", response={201: HandoffOut, **ERRORS})
-def handoff_put(request: HttpRequest, payload: SaveIn) -> Status[dict[str, Any]]:
+@router.put("/handoff", response={201: HandoffRestOut, **ERRORS})
+def handoff_put(request: HttpRequest, payload: HandoffSaveIn) -> Status[dict[str, Any]]:
     """Save your handoff as a new version (the prior snapshot is kept). 409 with the current `version` when
     `expected_version` is stale."""
     caller = caller_of(request)
@@ -141,8 +142,8 @@ def handoff_put(request: HttpRequest, payload: SaveIn) -> Status[dict[str, Any]]
     return Status(201, handoff_out(row, palace))
 
 
-@router.post("/handoff/checkout", response={201: HandoffOut, **ERRORS})
-def handoff_checkout(request: HttpRequest, payload: CheckoutIn) -> Status[dict[str, Any]]:
+@router.post("/handoff/checkout", response={201: HandoffRestOut, **ERRORS})
+def handoff_checkout(request: HttpRequest, payload: HandoffCheckoutIn) -> Status[dict[str, Any]]:
     """Revert forward: a new version with an earlier snapshot's content; no snapshot is lost."""
     caller = caller_of(request)
     caller.require_write()

@@ -73,7 +73,7 @@ class _Strict(Schema):
     model_config = ConfigDict(extra="forbid")
 
 
-class VersionOut(Schema):
+class CuratedVersionOut(Schema):
     version: int
     content: str
     rolled_back_from: int | None
@@ -89,20 +89,20 @@ class CuratedOut(Schema):
     can_edit: bool
 
 
-class EditIn(_Strict):
+class CuratedEditIn(_Strict):
     palace: int | None = None
     project: ProjectOrigin | None = None
-    content: str = Field(max_length=4 * curated.MAX_PROFILE_CHARS)
+    content: str = Field(max_length=curated.MAX_PROFILE_CHARS)
     expected_version: int = Field(ge=0, le=2**31 - 1, description="the version you read; 0 before the first edit")
-    reason: str = ""
+    reason: str = Field(default="", max_length=500)
 
 
-class RollbackIn(_Strict):
+class CuratedRollbackIn(_Strict):
     palace: int | None = None
     project: ProjectOrigin | None = None
     version: int = Field(ge=1, le=2**31 - 1)
     expected_version: int | None = Field(default=None, ge=0, le=2**31 - 1)
-    reason: str = ""
+    reason: str = Field(default="", max_length=500)
 
 
 def target_palace(caller: Caller, palace: int | None, project: str | None, *, write: bool) -> Palace:
@@ -141,22 +141,22 @@ def curated_view(
     return curated_out(caller, target_palace(caller, palace, project, write=False))
 
 
-class HistoryQuery(Schema):
+class CuratedHistoryQuery(Schema):
     palace: int | None = None
     project: ProjectOrigin | None = None
     limit: int = Field(default=curated.HISTORY_LIMIT, ge=1, le=500)
 
 
-@router.get("/profile/curated/history", response={200: list[VersionOut], **ERRORS})
-def curated_versions(request: HttpRequest, query: Query[HistoryQuery]) -> list[dict[str, Any]]:
+@router.get("/profile/curated/history", response={200: list[CuratedVersionOut], **ERRORS})
+def curated_versions(request: HttpRequest, query: Query[CuratedHistoryQuery]) -> list[dict[str, Any]]:
     """The curated profile's versions, newest first."""
     caller = caller_of(request)
     target = target_palace(caller, query.palace, query.project, write=False)
     return [version_out(v) for v in curated.curated_history(palace_id=target.pk, limit=query.limit)]
 
 
-@router.put("/profile/curated", response={201: VersionOut, **ERRORS})
-def curated_put(request: HttpRequest, payload: EditIn) -> Status[dict[str, Any]]:
+@router.put("/profile/curated", response={201: CuratedVersionOut, **ERRORS})
+def curated_put(request: HttpRequest, payload: CuratedEditIn) -> Status[dict[str, Any]]:
     """Write a new version (writers of the palace). 409 with the current `version` when `expected_version` is
     stale: reload, merge, retry."""
     caller = caller_of(request)
@@ -172,8 +172,8 @@ def curated_put(request: HttpRequest, payload: EditIn) -> Status[dict[str, Any]]
     return Status(201, version_out(row))
 
 
-@router.post("/profile/curated/rollback", response={201: VersionOut, **ERRORS})
-def curated_rollback(request: HttpRequest, payload: RollbackIn) -> Status[dict[str, Any]]:
+@router.post("/profile/curated/rollback", response={201: CuratedVersionOut, **ERRORS})
+def curated_rollback(request: HttpRequest, payload: CuratedRollbackIn) -> Status[dict[str, Any]]:
     """Restore an old version as a new one (history is never rewritten)."""
     caller = caller_of(request)
     caller.require_write()

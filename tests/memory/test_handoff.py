@@ -165,4 +165,5 @@ def test_bootstrap_build_for_a_project(project: Palace, alice: Any, alice_palace
     text = out.text
     assert text.index("releasing 1.2") < text.index("Alice likes tea.") < text.index("Project: trunk-based.")
     assert "deploys on Fridays" in text
+    assert "Recent memories (importance, then recency; last 30 days):" in text  # how the rows were chosen
     assert "old note" not in text and "private diary" not in text  # older than 30 days; another palace
