@@ -112,7 +112,7 @@ def _compose(curated: str, lines: Sequence[str], more: int, reviews_due: int | N
     return wrap_memory_context("\n".join(parts))
 
 
-def _longest_fitting(text: str, fits: Callable[[str], bool], *, low: int = 0) -> str | None:
+def longest_fitting(text: str, fits: Callable[[str], bool], *, low: int = 0) -> str | None:
     """The longest cut of `text` (at least `low` characters) for which `fits` holds, or None."""
     if fits(text):
         return text
@@ -156,7 +156,7 @@ def profile_render(
 
     curated_truncated = False
     if curated:
-        fitted = _longest_fitting(curated, lambda c: fits_with(c, [], 0))
+        fitted = longest_fitting(curated, lambda c: fits_with(c, [], 0))
         curated_truncated = fitted != curated
         curated = fitted or ""
 
@@ -180,7 +180,7 @@ def profile_render(
                 lines = [*rendered, _entry_line(item, candidate), *reserve]
                 return fits_with(curated, lines, shown + len(reserve))
 
-            fitted = _longest_fitting(body, fits_body, low=min(item_floor, len(body)))
+            fitted = longest_fitting(body, fits_body, low=min(item_floor, len(body)))
             if fitted:
                 line = ProfileLine(
                     item.memory_id, item.coordinate, item.kind, item.placard, fitted, False, fitted != content
@@ -245,8 +245,8 @@ def profile_build(
 ) -> Profile:
     """The profile for `user` from their personal palace (`palace_id`, resolved by the caller's access check).
 
-    `curated` is the user's curated profile text; the curated, versioned profile (and its edit tool) arrives with a
-    later issue, so today's doors pass nothing.
+    `curated` is the curated profile text to put first (memory.curated.curated_block: the user's own, then a
+    project's when the door was asked for one); it claims the budget before the derived entries.
     """
     items, total = profile_items(palace_id=palace_id, limit=max(top_n, 0))
     return profile_render(

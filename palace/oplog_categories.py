@@ -53,6 +53,8 @@ OP_CATEGORY: dict[str, str] = {
     "token.revoke": "organize",
     "profile.edit": "writes",
     "profile.rollback": "writes",
+    "handoff.save": "writes",
+    "handoff.checkout": "writes",
 }
 PREFIX_CATEGORY = {"capture": "capture", "backfill": "capture", "review": "retrieval", "search": "retrieval"}
 

@@ -103,6 +103,8 @@ OP_LABELS: dict[str, Promise] = {
     "token.revoke": _("Revoked a token"),
     "profile.edit": _("Edited the profile"),
     "profile.rollback": _("Rolled back the profile"),
+    "handoff.save": _("Saved a handoff"),
+    "handoff.checkout": _("Brought back an earlier handoff"),
 }
 
 DETAIL_LABELS: dict[str, Promise] = {

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from panel.views import account, corridor, episodes, judge, log, palace, projects, today
+from panel.views import account, corridor, episodes, judge, log, palace, profile, projects, today
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(template_name="panel/login.html"), name="login"),
@@ -20,6 +20,9 @@ urlpatterns = [
     path("tokens/<int:token_id>/revoke/", account.token_revoke, name="token-revoke"),
     path("today/", today.today, name="today"),
     path("today/health/", today.health, name="today-health"),
+    path("today/profile/<int:palace_id>/", profile.profile_card, name="profile-card"),
+    path("today/profile/<int:palace_id>/edit/", profile.profile_edit, name="profile-edit"),
+    path("today/profile/<int:palace_id>/rollback/", profile.profile_rollback, name="profile-rollback"),
     path("review/<int:memory_id>/reveal/", today.reveal, name="review-reveal"),
     path("review/<int:memory_id>/grade/", today.grade, name="review-grade"),
     path("palace/", palace.memory_list, name="palace"),

@@ -355,8 +355,24 @@ class ProfileOut(Out):
     reviews_due: int | None
 
 
+class HandoffOut(Out):
+    """A person's handoff in a palace (memory_handoff_save, _load, memory_history, memory_checkout)."""
+
+    palace: str
+    version: int = Field(description="0 when no handoff is saved yet")
+    doing: str
+    next_steps: list[str]
+    open_questions: list[str]
+    files: list[str]
+    restored_from: int | None = Field(default=None, description="a checkout copied this version")
+    created_at: datetime | None = None
+
+
 class CheckoutOut(Out):
-    memory: MemoryRow = Field(description="the new current version, with the brought-back content")
+    memory: MemoryRow | None = Field(
+        default=None, description="the new current version, with the brought-back content (target=memory)"
+    )
+    handoff: HandoffOut | None = Field(default=None, description="the new handoff version (target=handoff)")
     checkout_of: int = Field(description="the earlier version whose content is current again")
     supersedes: int = Field(description="the version that was current until now (kept in the history)")
 

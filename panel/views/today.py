@@ -52,6 +52,7 @@ def today(request: HttpRequest) -> HttpResponse:
     context: dict[str, Any] = {
         "summary": today_summary(overview.stats),
         "reviews_due": overview.reviews_due,
+        "profile_palaces": profile_palaces(scope),
         **_due(request, scope, now),
     }
     return page(request, "panel/today.html", context, scope=scope, nav="today", partial="summary")
@@ -103,6 +104,12 @@ def grade(request: HttpRequest, memory_id: int) -> HttpResponse:
     scope = scope_for(request)
     context = {**_due(request, scope, now), "reviews_due": due_badge(request, scope), "graded": True}
     return page(request, "panel/today.html", context, scope=scope, nav="today", partial="due")
+
+
+def profile_palaces(scope: Scope) -> list[Palace]:
+    """The curated-profile cards Today shows: always the personal palace's, and the project's when in scope."""
+    chosen = [scope.personal] + ([scope.project] if scope.project in scope.palaces else [])
+    return [p for p in chosen if p is not None]
 
 
 def _due(request: HttpRequest, scope: Scope, now: datetime) -> dict[str, Any]:

@@ -10,6 +10,16 @@
     }
   });
 
+  // A form inside [data-swap-conflicts] shows a 409 answer (htmx leaves 4xx unswapped by default): the curated
+  // profile card answers a stale edit with the card itself, the conflict named and the typed text kept.
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var d = event.detail;
+    if (d.xhr && d.xhr.status === 409 && d.elt instanceof Element && d.elt.closest("[data-swap-conflicts]")) {
+      d.shouldSwap = true;
+      d.isError = false;
+    }
+  });
+
   // A <button data-copy="ID"> copies the text of the element with that id (no inline handler: the CSP allows none).
   document.addEventListener("click", function (event) {
     var button = event.target instanceof Element ? event.target.closest("button[data-copy]") : null;

@@ -93,6 +93,8 @@ CROSS_FIELD_RULES = (
     "both_stand needs a reason: why do both memories stand?",
     "merge needs `content`: the corrected text that replaces both",
     "`content` is only for decision=merge",
+    # PUT /handoff: at least one of doing, next_steps, open_questions, files must say something (after cleaning)
+    "the handoff is empty: say what you were doing or what comes next",
 )
 
 

@@ -14,6 +14,7 @@ from api.mcp.registry import resource, tool
 from api.mcp.runner import ToolCall, run
 from api.schemas import Instant
 from memory import selectors as memory_selectors
+from memory.curated import curated_block
 from memory.evidence import evidence_assess
 from memory.profile import profile_build
 from memory.search import memory_search
@@ -170,22 +171,28 @@ def _examine(call: ToolCall, *, ids: list[int]) -> tuple[schemas.ExamineOut, str
 
 
 @tool("memory_profile", title="Your standing profile")
-async def memory_profile() -> Annotated[CallToolResult, schemas.ProfileOut]:
-    """The grand hall: your standing profile — the curated profile text first (if any), then the top memories of
-    your personal palace, each with its room#slot, within a fixed token budget; entries that do not fit are listed
-    as #id lines and counted as "+N more"; a line says how many reviews are due. The same text is the resource
-    atrium://profile and GET /api/v1/profile.txt (for session-start hooks).
+async def memory_profile(project: schemas.Project = None) -> Annotated[CallToolResult, schemas.ProfileOut]:
+    """The grand hall: your standing profile — your curated profile first (if any; edit it with
+    memory_profile_edit), then the curated profile of `project` when you name one, then the top memories of your
+    personal palace, each with its room#slot, all within one fixed token budget; entries that do not fit are
+    listed as #id lines and counted as "+N more"; a line says how many reviews are due. The same text is the
+    resource atrium://profile and GET /api/v1/profile.txt (for session-start hooks).
 
-    Use it at the start of a session to know who you work for and what they prefer.
+    Use it at the start of a session to know who you work for and what they prefer (memory_handoff_load also
+    gives your handoff for a project).
     Next: memory_search for anything specific; memory_examine #ids.
     """
-    return await run(_profile)
+    return await run(lambda call: _profile(call, project=project))
 
 
-def _profile(call: ToolCall) -> tuple[schemas.ProfileOut, str]:
+def _profile(call: ToolCall, *, project: str | None = None) -> tuple[schemas.ProfileOut, str]:
     palace = call.palace(None)
+    palaces = [palace] if not project else [palace, call.palace(project)]
     reviews_due = review_due_count(user=call.user)
-    out = mapping.profile_out(profile_build(user=call.user, palace_id=palace.pk, reviews_due=reviews_due))
+    built = profile_build(
+        user=call.user, palace_id=palace.pk, curated=curated_block(palaces=palaces), reviews_due=reviews_due
+    )
+    out = mapping.profile_out(built)
     return out, out.text
 
 

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from api.mcp import mapping, schemas, text
+from api.mcp import mapping, schemas, text, text_profile
 from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
+from api.mcp.tools.handoff import handoff_out, resolve_palace
 from memory import versions
+from memory.handoff import handoff_checkout
 
 SOURCE = "mcp"
 
@@ -22,22 +24,39 @@ async def memory_checkout(
         Field(
             ge=1,
             le=2**63 - 1,
-            description="The earlier (superseded) version to bring back, as listed by memory_review.",
+            description=(
+                "The earlier (superseded) memory version to bring back, as listed by memory_review; with "
+                "target=handoff, the version number of your handoff (memory_history)."
+            ),
         ),
     ],
     reason: Annotated[str, Field(max_length=500, description="Why it comes back (kept in the audit log).")] = "",
+    target: Annotated[
+        Literal["memory", "handoff"], Field(description="memory (default) or handoff: what `id` names.")
+    ] = "memory",
+    project: schemas.Project = None,
 ) -> Annotated[CallToolResult, schemas.CheckoutOut]:
-    """Make an earlier version of a corrected memory current again, e.g. after a wrong correction. History is not
-    rewritten: a new version with the old content supersedes the current one, in the same room#slot.
+    """Make an earlier version current again ("revert forward"), e.g. after a wrong correction. History is not
+    rewritten and no data is lost: a new version with the old content becomes current, and the version moves on.
 
-    Returns the new current version. Fails with a conflict when `id` is already current or the current version is
-    forgotten (restore that first).
-    Next: memory_review the memory to see its whole history.
+    - a memory: the new version supersedes the current one, in the same room#slot. Fails with a conflict when
+      `id` is already current or the current version is forgotten (restore that first).
+    - target=handoff: `id` is a version of your handoff in your personal palace or `project`; a new handoff
+      version copies it (the next memory_handoff_save expects the new number).
+    Next: memory_review the memory, or memory_history target=handoff, to see the whole history.
     """
-    return await run(lambda call: _checkout(call, id=id, reason=reason))
+    return await run(lambda call: _checkout(call, id=id, reason=reason, target=target, project=project))
 
 
-def _checkout(call: ToolCall, *, id: int, reason: str) -> tuple[schemas.CheckoutOut, str]:
+def _checkout(
+    call: ToolCall, *, id: int, reason: str, target: str = "memory", project: str | None = None
+) -> tuple[schemas.CheckoutOut, str]:
+    if target == "handoff":
+        palace = resolve_palace(call, project, write=True)
+        row = handoff_checkout(palace=palace, actor=call.actor, version=id, reason=reason)
+        handoff = handoff_out(row, palace)
+        done = schemas.CheckoutOut(handoff=handoff, checkout_of=id, supersedes=row.version - 1)
+        return done, text_profile.handoff_saved(handoff)
     new = versions.memory_checkout(memory_id=id, actor=call.actor, reason=reason, source=SOURCE)
     out = schemas.CheckoutOut(
         memory=mapping.memory_row(new, {new.palace_id: new.palace.label}),

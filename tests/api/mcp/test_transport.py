@@ -34,6 +34,10 @@ ALL_TOOLS = {
     "memory_checkout",
     "memory_distill_undo",
     "memory_resolve",
+    "memory_profile_edit",
+    "memory_handoff_save",
+    "memory_handoff_load",
+    "memory_history",
 }
 INITIALIZE = {
     "jsonrpc": "2.0",

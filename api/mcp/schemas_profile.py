@@ -1,0 +1,49 @@
+"""Outputs of the curated-profile and handoff tools (memory_profile_edit, memory_handoff_save, memory_handoff_load,
+memory_history, and memory_checkout on a handoff), beside api/mcp/schemas.py's: the same camelCase wire names."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field
+
+from api.mcp.schemas import HandoffOut, MemoryRow, Out
+
+__all__ = ["BootstrapOut", "HandoffOut", "HistoryOut", "ProfileEditOut", "ProfileVersionOut"]
+
+
+class ProfileVersionOut(Out):
+    version: int
+    content: str
+    rolled_back_from: int | None = Field(description="a rollback copied this version")
+    created_by: str
+    created_at: datetime
+
+
+class ProfileEditOut(Out):
+    palace: str = Field(description='"my palace" or the project origin')
+    action: Literal["view", "edit", "rollback"]
+    version: int = Field(description="the current version after this call; 0 when there is no curated profile yet")
+    content: str = Field(description="the current curated profile text")
+    can_edit: bool = Field(description="whether you may edit this palace's profile (owner or editor)")
+    history: list[ProfileVersionOut] = Field(description="versions, newest first (up to 20)")
+
+
+class BootstrapOut(Out):
+    text: str = Field(description="the bootstrap block, wrapped in <atrium_memory_context>, within the budget")
+    tokens: float
+    budget: int
+    handoff: HandoffOut
+    handoff_truncated: bool
+    curated_truncated: bool
+    memories: list[int] = Field(description="the recent memories shown, by id")
+    more: int = Field(description="recent memories not shown")
+
+
+class HistoryOut(Out):
+    target: Literal["handoff", "profile", "memory"]
+    palace: str
+    handoffs: list[HandoffOut] = Field(default_factory=list, description="your handoff versions, newest first")
+    profile: list[ProfileVersionOut] = Field(default_factory=list, description="curated profile versions")
+    memories: list[MemoryRow] = Field(default_factory=list, description="a memory's supersede chain, newest first")
