@@ -22,7 +22,7 @@ from memory.models_knowledge import Entity
 from palace.errors import AtriumError, InvalidInput, NotFound
 from palace.selectors import WRITE_ROLES, role_in
 from panel.forms import int_or_none
-from panel.frame import actor_of, domain_errors, page
+from panel.frame import actor_of, domain_errors, is_partial, page
 from panel.scope import scope_for
 
 PAGE_SIZE = 50
@@ -51,7 +51,9 @@ def entities(request: HttpRequest) -> HttpResponse:
     f = _filters(request)
     rows = entity_list(palace_ids=scope.palace_ids, kind=f["kind"] or None, q=f["q"], order=f["order"])
     listing = Paginator(rows.select_related("palace"), PAGE_SIZE).get_page(f["page"])
-    context = {"f": f, "listing": listing, "kinds": entity_kinds(palace_ids=scope.palace_ids), "orders": ORDERS}
+    context: dict[str, Any] = {"f": f, "listing": listing}
+    if not is_partial(request):  # the toolbar is outside the swapped list
+        context["kinds"] = entity_kinds(palace_ids=scope.palace_ids)
     return page(request, "panel/entities.html", context, scope=scope, nav="entities", partial="list")
 
 

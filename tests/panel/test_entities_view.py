@@ -164,3 +164,24 @@ def test_the_view_speaks_chinese(alice: Any, client_for: Any, lexicon: dict[str,
     detail = client.get(f"/entities/{lexicon['carol'].pk}/", HTTP_ACCEPT_LANGUAGE="zh-CN").content.decode()
     assert "关联的记忆" in detail and "事实暂不可用。" in detail
     assert "Linked memories" in client.get(f"/entities/{lexicon['carol'].pk}/").content.decode()
+
+
+@pytest.mark.parametrize("n", [4, 20])
+def test_list_and_entity_page_cost_the_same_queries_at_any_size(
+    n: int, alice: Any, client_for: Any, personal: Palace, make_memory: Any, django_assert_num_queries: Any
+) -> None:
+    memories = [make_memory(personal, f"note {i}") for i in range(n)]
+    for i in range(n):
+        make_entity(personal, f"Person {i}", memories=memories[: i + 1])
+    target = make_entity(personal, "Everyone", memories=memories)
+    client = client_for(alice)
+    # frame (3) + badge (3) + kinds + count + page; frame + badge + entity + role + merge choices + memories
+    for url, htmx, pinned in [
+        ("/entities/", False, 9),
+        ("/entities/?q=person", True, 5),
+        (f"/entities/{target.pk}/", False, 10),
+    ]:
+        headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+        client.get(url, **headers)  # warm the process caches
+        with django_assert_num_queries(pinned):
+            assert client.get(url, **headers).status_code == 200
