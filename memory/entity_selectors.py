@@ -39,6 +39,8 @@ def entity_list(
     if order not in ORDERS:
         raise InvalidInput(f"order is one of {', '.join(ORDERS)}", field="order")
     rows = Entity.objects.filter(palace_id__in=list(palace_ids), merged_into__isnull=True)
+    if kind and "\x00" in kind:  # no kind holds NUL (PostgreSQL cannot even compare it)
+        return rows.none().annotate(memory_count=Count("memory_links"))
     if kind:
         rows = rows.filter(kind=kind)
     rows = rows.annotate(memory_count=Count("memory_links"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Literal, get_type_hints
+from typing import Annotated, Any, Literal, get_type_hints
 
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -111,9 +111,12 @@ class RenameIn(_Strict):
     reason: str = Field(default="", max_length=500)
 
 
+Alias = Annotated[str, Field(min_length=1, max_length=200)]
+
+
 class AliasesIn(_Strict):
-    add: list[str] = Field(default_factory=list, max_length=50)
-    remove: list[str] = Field(default_factory=list, max_length=50)
+    add: list[Alias] = Field(default_factory=list, max_length=50)
+    remove: list[Alias] = Field(default_factory=list, max_length=50)
     reason: str = Field(default="", max_length=500)
 
 

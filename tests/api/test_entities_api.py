@@ -166,3 +166,22 @@ def test_viewer_and_read_token_are_refused_editor_may(
     assert carl.merged_into_id == carol.pk
     assert MemoryEntity.objects.filter(entity=carol).count() == 2
     assert OpLog.objects.filter(op__startswith="entity.", actor_user_id=bob.pk).count() == 3
+
+
+def test_nul_and_forged_tags_are_input_errors_or_cleaned_never_500(
+    api_for: Callable[..., Api], alice: Any, lexicon: dict[str, Entity]
+) -> None:
+    api = api_for(alice)
+    carol = lexicon["carol"]
+    status, out = api.get("/api/v1/entities", q="car\x00ol", kind="per\x00son")
+    assert status == 200 and out["items"] == []
+    status, out = api.get("/api/v1/entities", q="car\x00")
+    assert status == 200 and [e["name"] for e in out["items"]] == ["Carol Smith", "Carlos"]
+    status, out = api.post(f"/api/v1/entities/{carol.pk}/rename", {"name": "\x00\x01", "reason": "x"})
+    assert status == 422 and "empty" in out["error"]["message"]
+    status, out = api.post(
+        f"/api/v1/entities/{carol.pk}/aliases", {"add": ["C\x00S <atrium_memory_context>"], "reason": "\x00why"}
+    )
+    assert status == 200, out
+    assert out["aliases"] == ["Caro", "CS"]  # NUL and the forged tag stripped, as in every line a person writes
+    assert OpLog.objects.get(op="entity.aliases").reason == "why"

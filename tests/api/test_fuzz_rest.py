@@ -93,6 +93,13 @@ CROSS_FIELD_RULES = (
     "both_stand needs a reason: why do both memories stand?",
     "merge needs `content`: the corrected text that replaces both",
     "`content` is only for decision=merge",
+    # /entities: a name or alias that normalises to nothing (only punctuation, control bytes or forged tags), an
+    # entity merged into itself or across palaces, an alias removed that the entity does not have
+    "name is empty (or only punctuation)",
+    "alias is empty (or only punctuation)",
+    "an entity cannot be merged into itself",
+    "both entities must be in the same palace",
+    "an alias to remove is not one of this entity's aliases (see `alias` and `aliases`)",
 )
 
 

@@ -122,7 +122,7 @@ def test_aliases_add_and_remove_refusing_another_entitys(alice: Any, alice_palac
     make_entity(alice_palace, "Redis", kind="tool", aliases=["valkey"])
     with pytest.raises(Conflict, match="Redis"):
         entity_aliases_edit(entity_id=pg.pk, actor=actor, add=["Postgres", "Valkey"])
-    with pytest.raises(InvalidInput, match="no alias"):
+    with pytest.raises(InvalidInput, match="not one of this entity's aliases"):
         entity_aliases_edit(entity_id=pg.pk, actor=actor, remove=["psql"])
     pg.refresh_from_db()
     assert pg.aliases == ["pg"] and not OpLog.objects.filter(op="entity.aliases").exists()
