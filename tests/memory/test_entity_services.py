@@ -154,3 +154,18 @@ def test_viewer_is_refused_outsider_sees_nothing_editor_and_owner_may(
     e.refresh_from_db()
     assert (e.name, e.aliases) == ("Atrium server", ["Atrium", "atrium-core"])
     assert OpLog.objects.get(op="entity.aliases").actor_user_id == bob.pk
+
+
+def test_merge_into_an_entity_of_a_palace_one_cannot_see_is_not_found(
+    alice: Any, charlie: Any, alice_palace: Palace
+) -> None:
+    theirs = make_entity(Palace.objects.get(personal_owner=charlie), "Secret Project", kind="project")
+    mine = make_entity(alice_palace, "Secret Project", kind="project")
+    with pytest.raises(NotFound, match="entity not found"):
+        entity_merge(entity_id=mine.pk, into_id=theirs.pk, actor=Actor.for_user(alice))
+    with pytest.raises(NotFound, match="entity not found"):
+        entity_merge(entity_id=theirs.pk, into_id=mine.pk, actor=Actor.for_user(alice))
+    assert Entity.objects.filter(merged_into__isnull=False).count() == 0
+    other = make_entity(alice_palace, "Secret Proj", kind="project")
+    entity_merge(entity_id=other.pk, into_id=mine.pk, actor=Actor.for_user(alice))  # positive control
+    assert Entity.objects.get(pk=other.pk).merged_into_id == mine.pk
