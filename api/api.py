@@ -10,6 +10,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from api.auth import AUTH
 from api.routers import (
     distill,
+    entities,
     handoff,
     health,
     judge,
@@ -88,6 +89,7 @@ api.add_router("/review", review.router)
 api.add_router("/stats", stats.router)
 api.add_router("/search", search.router)
 api.add_router("/distill", distill.router)
+api.add_router("/entities", entities.router)
 api.add_router("", profile.router)
 api.add_router("", handoff.router)
 api.add_router("", judge.router)

@@ -26,6 +26,16 @@ STATUS_LABELS: dict[str, Promise] = {
     "superseded": _("superseded"),
 }
 
+# Entity kinds (memory.models_knowledge.Entity.Kind); kinds are extensible, an unknown one shows as stored.
+ENTITY_KIND_LABELS: dict[str, Promise] = {
+    "person": _("person"),
+    "project": _("project"),
+    "tool": _("tool"),
+    "concept": _("concept"),
+    "place": _("place"),
+    "other": _("other"),
+}
+
 ROLE_LABELS: dict[str, Promise] = {"owner": _("owner"), "editor": _("editor"), "viewer": _("viewer")}
 
 ROOM_LABELS: dict[str, Promise] = {
@@ -58,6 +68,9 @@ CATEGORIES: dict[str, Promise] = {
 
 # Known operations: a readable label (which category an op belongs to is palace.oplog_categories).
 OP_LABELS: dict[str, Promise] = {
+    "entity.merge": _("Merged two entities"),
+    "entity.rename": _("Renamed an entity"),
+    "entity.aliases": _("Edited an entity's aliases"),
     "memory.save": _("Saved a memory"),
     "memory.accept": _("Saved a memory"),
     "memory.merge": _("Merged a restatement"),

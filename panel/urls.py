@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from panel.views import account, corridor, episodes, judge, log, palace, profile, projects, today
+from panel.views import account, corridor, entities, episodes, judge, log, palace, profile, projects, today
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(template_name="panel/login.html"), name="login"),
@@ -47,4 +47,9 @@ urlpatterns = [
     path("judge/p/<int:proposal_id>/reject/", judge.proposal_reject, name="judge-proposal-reject"),
     path("episodes/", episodes.episodes, name="episodes"),
     path("episodes/<int:memory_id>/nearby/", episodes.nearby, name="episodes-nearby"),
+    path("entities/", entities.entities, name="entities"),
+    path("entities/<int:entity_id>/", entities.entity, name="entity"),
+    path("entities/<int:entity_id>/rename/", entities.entity_rename_view, name="entity-rename"),
+    path("entities/<int:entity_id>/aliases/", entities.entity_aliases_view, name="entity-aliases"),
+    path("entities/<int:entity_id>/merge/", entities.entity_merge_view, name="entity-merge"),
 ]

@@ -27,6 +27,11 @@ def status_label(status: str) -> str:
 
 
 @register.filter
+def entity_kind_label(kind: str) -> str:
+    return str(labels.ENTITY_KIND_LABELS.get(kind, kind))
+
+
+@register.filter
 def role_label(role: str) -> str:
     return str(labels.ROLE_LABELS.get(role, role))
 

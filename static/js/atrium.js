@@ -77,6 +77,20 @@
     svg.setAttribute("data-relaxed", "1");
   }
 
+  // A region with data-fallback="text" shows that text when its htmx request fails (an error status or no
+  // answer), instead of keeping "Loading…" forever: the entity page's facts timeline.
+  function fallback(event) {
+    var target = event.detail && event.detail.target;
+    if (target && target.hasAttribute && target.hasAttribute("data-fallback")) {
+      var p = document.createElement("p");
+      p.className = "muted";
+      p.textContent = target.getAttribute("data-fallback");
+      target.replaceChildren(p);
+    }
+  }
+  document.addEventListener("htmx:responseError", fallback);
+  document.addEventListener("htmx:sendError", fallback);
+
   // The live connection's state on <body data-live="open|closed"> (the browser tests wait for it, CSS may show it).
   document.addEventListener("htmx:wsOpen", function () { document.body.setAttribute("data-live", "open"); });
   document.addEventListener("htmx:wsClose", function () { document.body.setAttribute("data-live", "closed"); });

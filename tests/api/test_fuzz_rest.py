@@ -95,6 +95,13 @@ CROSS_FIELD_RULES = (
     "`content` is only for decision=merge",
     # PUT /handoff: at least one of doing, next_steps, open_questions, files must say something (after cleaning)
     "the handoff is empty: say what you were doing or what comes next",
+    # /entities: a name or alias that normalises to nothing (only punctuation, control bytes or forged tags), an
+    # entity merged into itself or across palaces, an alias removed that the entity does not have
+    "name is empty (or only punctuation)",
+    "alias is empty (or only punctuation)",
+    "an entity cannot be merged into itself",
+    "both entities must be in the same palace",
+    "an alias to remove is not one of this entity's aliases (see `alias` and `aliases`)",
 )
 
 
