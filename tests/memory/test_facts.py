@@ -20,7 +20,7 @@ MAR = datetime(2026, 3, 10, 9, 0, tzinfo=UTC)
 MAY = datetime(2026, 5, 10, 9, 0, tzinfo=UTC)
 
 
-def write(palace: Palace, actor: Actor, *facts: dict[str, Any]) -> Any:
+def write(palace: Palace, actor: Actor, *facts: Any) -> Any:
     return facts_write(palace=palace, actor=actor, facts=list(facts))
 
 
