@@ -290,6 +290,7 @@ class FactView:
     valid_to: datetime | None
     replaced_by: int | None
     state: str
+    superseded_at: datetime | None = None
 
     @property
     def invalid(self) -> bool:
@@ -323,7 +324,13 @@ def fact_view(
         state = "replaced" if replaced_known else "ended"
     else:
         state = "current"
-    return FactView(fact=fact, valid_to=valid_to, replaced_by=successor if replaced_known else None, state=state)
+    return FactView(
+        fact=fact,
+        valid_to=valid_to,
+        replaced_by=successor if replaced_known else None,
+        state=state,
+        superseded_at=fact.superseded_at if replaced_known else None,
+    )
 
 
 def _views(
@@ -395,7 +402,7 @@ def facts_query(
     )
     if found is None:
         return result
-    rows = Fact.objects.filter(entity=found).order_by("valid_from", "recorded_at", "pk")
+    rows = Fact.objects.filter(entity=found).select_related("entity").order_by("valid_from", "recorded_at", "pk")
     if known_at is not None:
         rows = rows.filter(recorded_at__lte=known_at)
     views = _views(rows[: MAX_SHOWN * 5], as_of=as_of, known_at=known_at, now=now)

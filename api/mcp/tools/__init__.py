@@ -1,6 +1,6 @@
 """The MCP tools, by family: save (save, update, forget, distill), recall (search, assess, examine, profile),
 browse (timeline, tour, neighbours, stats, the closed wing), review (queue, audit, report), versions (checkout,
-distill undo) and judge (resolve).
+distill undo), judge (resolve) and facts (memory_facts).
 
 To add a tool, in the family's module (or a new module imported below):
 
@@ -21,6 +21,6 @@ a public contract (`memory_<verb>`).
 
 from __future__ import annotations
 
-from api.mcp.tools import browse, judge, recall, review, save, versions
+from api.mcp.tools import browse, facts, judge, recall, review, save, versions
 
-__all__ = ["browse", "judge", "recall", "review", "save", "versions"]
+__all__ = ["browse", "facts", "judge", "recall", "review", "save", "versions"]
