@@ -22,6 +22,7 @@ from datetime import UTC, date, datetime, time
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from memory.models import Entity, Fact, MemoryEntity
@@ -402,7 +403,8 @@ def facts_query(
     )
     if found is None:
         return result
-    rows = Fact.objects.filter(entity=found).select_related("entity").order_by("valid_from", "recorded_at", "pk")
+    rows = Fact.objects.filter(entity=found).select_related("entity")
+    rows = rows.order_by(F("valid_from").asc(nulls_first=True), "recorded_at", "pk")
     if known_at is not None:
         rows = rows.filter(recorded_at__lte=known_at)
     views = _views(rows[: MAX_SHOWN * 5], as_of=as_of, known_at=known_at, now=now)
