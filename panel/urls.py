@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from panel.views import account, corridor, episodes, judge, log, palace, today
+from panel.views import account, corridor, entity_facts, episodes, judge, log, palace, today
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(template_name="panel/login.html"), name="login"),
@@ -40,4 +40,5 @@ urlpatterns = [
     path("judge/p/<int:proposal_id>/reject/", judge.proposal_reject, name="judge-proposal-reject"),
     path("episodes/", episodes.episodes, name="episodes"),
     path("episodes/<int:memory_id>/nearby/", episodes.nearby, name="episodes-nearby"),
+    path("entities/<int:entity_id>/facts/", entity_facts.entity_facts, name="entity-facts"),
 ]
