@@ -372,7 +372,7 @@ def entity_resolve(
         return _follow_merges(found), [], []
     key = fact_name_key(name or "")
     if not key:
-        raise InvalidInput("give entity (a name) or entityId", field="entity")
+        raise InvalidInput("give entity (a name or alias) or the entity's id", field="entity")
     matches = _by_name(palace_ids=palace_ids, key=key)
     if len(matches) == 1:
         return matches[0], [], []
@@ -396,7 +396,7 @@ def facts_query(
     No entity is created; an ambiguous name answers with `candidates`, an unknown one with `suggestions`."""
     now = now or timezone.now()
     if (entity is None or not str(entity).strip()) and entity_id is None:
-        raise InvalidInput("give entity (a name) or entityId", field="entity")
+        raise InvalidInput("give entity (a name or alias) or the entity's id", field="entity")
     found, candidates, suggestions = entity_resolve(palace_ids=palace_ids, name=entity, entity_id=entity_id)
     result = FactsQueryResult(
         entity=found, candidates=candidates, suggestions=suggestions, as_of=as_of, known_at=known_at

@@ -79,7 +79,8 @@ FUZZ = settings(
 
 # Checked elsewhere or not applicable here:
 # - positive_data_acceptance: replaced by `_valid_input_is_accepted`, which knows the two cross-field rules an
-#   OpenAPI document cannot state ("palace or project, not both", "content or items", an opaque cursor).
+#   OpenAPI document cannot state ("palace or project, not both", "content or items", an opaque cursor, "entity or
+#   entity_id").
 # - negative_data_rejection: pydantic's lax mode accepts some out-of-schema spellings on purpose (a number for a
 #   datetime, "1" for 1); the by-hand run counts them.
 # - ignored_auth (session run only): the session cookie is sent outside the documented schemes, so the check's
@@ -93,6 +94,8 @@ CROSS_FIELD_RULES = (
     "both_stand needs a reason: why do both memories stand?",
     "merge needs `content`: the corrected text that replaces both",
     "`content` is only for decision=merge",
+    # GET /facts: entity or entity_id, one of them (a name of only spaces or punctuation names nothing)
+    "give entity (a name or alias) or the entity's id",
 )
 
 
