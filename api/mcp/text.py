@@ -395,7 +395,9 @@ def facts_written(out: schemas.FactsOut) -> str:
     for f in out.failed:
         lines.append(f"[{f.index}] failed — {f.reason}")
         lines.extend(f"    {_entity_line(e)}" for e in f.candidates)
-    return "\n".join(lines)
+    # A confirmation is not recall, unless it lists stored entities (an ambiguous name's candidates).
+    recalled = any(f.candidates for f in out.failed)
+    return wrap_memory_context("\n".join(lines)) if recalled else "\n".join(lines)
 
 
 def facts_queried(out: schemas.FactsOut) -> str:
