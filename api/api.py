@@ -11,6 +11,7 @@ from api.auth import AUTH
 from api.routers import (
     distill,
     entities,
+    facts,
     handoff,
     health,
     judge,
@@ -90,6 +91,7 @@ api.add_router("/stats", stats.router)
 api.add_router("/search", search.router)
 api.add_router("/distill", distill.router)
 api.add_router("/entities", entities.router)
+api.add_router("/facts", facts.router)
 api.add_router("", profile.router)
 api.add_router("", handoff.router)
 api.add_router("", judge.router)

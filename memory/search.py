@@ -4,7 +4,10 @@
 
 1. Scope: the palaces the caller may read (palace.selectors.palaces_readable, nothing else), narrowed to
    `palace_ids` when given (an unreadable id answers NotFound, like one that does not exist); then the filters
-   kind, room (the slot's room name), status (active by default) and `as_of` (occurred_at <= as_of).
+   kind, room (the slot's room name), status (active by default); `as_of` (world time) and `known_at` (record
+   time) make it a view of the palace as it stood then (memory.search_arms.filter_sql): the version of each memory
+   current then, memories forgotten or corrected since as they were, nothing that had not happened or been
+   recorded yet. Hits then carry the facts of their linked entities as of that point (memory.facts).
 2. The query vector: the embedding of the query *without the people it names* (memory.search_people), started
    on a worker thread so that it is computed while PostgreSQL runs the full-text arm.
 3. Lexical arm (memory.search_arms): an OR tsquery over the query's lexemes (memory.searchtext) against the GIN
@@ -39,6 +42,7 @@ from django.db import connection
 from django.utils import timezone
 
 from memory.embeddings import EmbedderUnavailable, embed_query_soon, embedder_model_name
+from memory.facts import FactView, facts_for_memories
 from memory.models import Memory
 from memory.search_arms import common_in_scope, expand, filter_sql, lexical_arm, lexical_plan, semantic_arm
 from memory.search_people import known_people, people_named, speakers, without_names
@@ -71,6 +75,8 @@ class Hit:
     ranks: dict[str, int] = field(default_factory=dict)
     expanded_from: int | None = None
     cues: list[str] = field(default_factory=list)
+    # The facts of the entities this memory is linked to, true at the search's as_of / known_at (or now).
+    facts: list[FactView] = field(default_factory=list)
 
 
 @dataclass
@@ -95,6 +101,18 @@ class SearchResult:
     rewrite: str = "off"
     queries: list[str] = field(default_factory=list)
     rewrite_error: str = ""
+    # The moments of an as-of view (None: today's palace); `view` says which in words for the result header.
+    as_of: datetime | None = None
+    known_at: datetime | None = None
+
+    @property
+    def view(self) -> str:
+        parts = []
+        if self.as_of is not None:
+            parts.append(f"as of {self.as_of.isoformat()} (world time)")
+        if self.known_at is not None:
+            parts.append(f"as known at {self.known_at.isoformat()} (record time)")
+        return " and ".join(parts) if parts else "current"
 
 
 @dataclass
@@ -152,11 +170,14 @@ def _retrieve(
     status: str | None,
     as_of: datetime | None,
     now: datetime,
+    known_at: datetime | None = None,
 ) -> _Retrieved:
     """Steps 2-5 of the module docstring for one query."""
-    where, params = filter_sql(palaces=palaces, kind=kind, room=room, status=status, as_of=as_of)
+    where, params = filter_sql(palaces=palaces, kind=kind, room=room, status=status, as_of=as_of, known_at=known_at)
     # The same conditions and parameters, with the palace as a row filter (see filter_sql).
-    lexical_where, _ = filter_sql(palaces=palaces, kind=kind, room=room, status=status, as_of=as_of, palace_index=False)
+    lexical_where, _ = filter_sql(
+        palaces=palaces, kind=kind, room=room, status=status, as_of=as_of, known_at=known_at, palace_index=False
+    )
     named = people_named(query, known_people(palaces))
     vector_soon = embed_query_soon(without_names(query, named))
     cued = [name for name in named if name in speakers(palaces)]
@@ -208,6 +229,15 @@ def _hits(ranked: list[Candidate]) -> list[Hit]:
     for i, hit in enumerate(hits, start=1):
         hit.ref = f"r{i}"
     return hits
+
+
+def _facts(hits: list[Hit], *, as_of: datetime | None, known_at: datetime | None, now: datetime) -> None:
+    """The facts of each hit's linked entities at the search's point in time (one query when none are linked)."""
+    if not hits:
+        return
+    found = facts_for_memories(memory_ids=[h.memory.pk for h in hits], as_of=as_of, known_at=known_at, now=now)
+    for hit in hits:
+        hit.facts = found.get(hit.memory.pk, [])
 
 
 # --- cues, evidence batch, reinforcement -------------------------------------------------------------------
@@ -308,6 +338,7 @@ def memory_search(
     room: str | None = None,
     status: str | None = Memory.Status.ACTIVE,
     as_of: datetime | None = None,
+    known_at: datetime | None = None,
     limit: int = 10,
     token_id: int | None = None,
     reinforce: bool = True,
@@ -330,12 +361,15 @@ def memory_search(
         return SearchResult(mode="none", degraded=[], hits=[], batch=None, palace_ids=[])
 
     def retrieve(text: str) -> _Retrieved:
-        return _retrieve(query=text, palaces=palaces, kind=kind, room=room, status=status, as_of=as_of, now=now)
+        return _retrieve(
+            query=text, palaces=palaces, kind=kind, room=room, status=status, as_of=as_of, known_at=known_at, now=now
+        )
 
     rewritten = retrieve_rewritten(query=query, enabled=rewrite, retrieve=retrieve)
     found = rewritten.retrieved
     hits = _hits(found.ranked[:limit])
     _cues(hits)
+    _facts(hits, as_of=as_of, known_at=known_at, now=now)
     batch = None
     reinforced: list[Hit] = []
     if reinforce and hits:
@@ -367,6 +401,8 @@ def memory_search(
         rewrite=rewritten.status,
         queries=rewritten.queries,
         rewrite_error=rewritten.error,
+        as_of=as_of,
+        known_at=known_at,
     )
     if not result.matched and fallback == "overview":
         from memory.search_overview import palace_overview

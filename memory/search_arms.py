@@ -31,6 +31,17 @@ LEX_SCAN_CAP = 2_000  # the lexical arm ranks at most this many matching rows
 LEX_STOP_SHARE = 0.3  # a word in more than this share of the rows is never a candidate word
 LEXEME_STATS_TTL = 300.0  # seconds a process trusts its copy of the word statistics
 EXPAND_KINDS = ("next", "supports", "refines", "related")
+# Op rows that end a memory's active life (their target is the memory): forgetting, decay, a judge's replacement,
+# a distillation's supersession, an undone distillation's rule. A correction is read from its successor's row.
+ENDING_OPS = ("memory.forget", "memory.decay", "memory.replace", "memory.supersede", "memory.distill_undo")
+_LIVE_THEN_SQL = (
+    "(m.status = 'active'"
+    " OR EXISTS (SELECT 1 FROM memory_memory s WHERE s.supersedes_id = m.id AND s.created_at > %s)"
+    " OR EXISTS (SELECT 1 FROM memory_edge e WHERE e.to_memory_id = m.id AND e.kind = 'supersedes'"
+    " AND e.created_at > %s)"
+    " OR EXISTS (SELECT 1 FROM palace_oplog o WHERE o.target_kind = 'memory' AND o.target_id = m.id"
+    " AND o.op = ANY(%s) AND o.created_at > %s))"
+)
 
 
 @dataclass(frozen=True)
@@ -80,6 +91,7 @@ def filter_sql(
     room: str | None,
     status: str | None,
     as_of: datetime | None,
+    known_at: datetime | None = None,
     palace_index: bool = True,
 ) -> tuple[str, list[Any]]:
     """WHERE conditions on `m` (memory_memory) and their parameters, shared by every statement.
@@ -87,10 +99,21 @@ def filter_sql(
     `palace_index=False` writes the palace condition as a plain row filter (`palace_id + 0`), for the lexical arm:
     otherwise the planner ANDs the full-text bitmap with a bitmap of every row of the palace, measured 10 ms at
     100k memories to save nothing, since the rare words the arm searches on bound the rows it visits anyway.
+
+    `as_of` (world time) and `known_at` (record time) turn the search into a view of the palace as it stood then:
+    memories that had happened (occurred_at <= as_of) and had been recorded (created_at <= known_at), each chain in
+    the version current at the earlier of the two moments, and a memory forgotten, archived or superseded since
+    counted as the active memory it was. Without them the conditions are the plain ones (no extra cost).
     """
     conds = ["m.palace_id = ANY(%s)" if palace_index else "(m.palace_id + 0) = ANY(%s)"]
     params: list[Any] = [palaces]
-    if status is not None:
+    moments = [t for t in (as_of, known_at) if t is not None]
+    moment = min(moments) if moments else None
+    if status == "active" and moment is not None:
+        # Active *then*: the rows whose end (correction, supersession, forgetting, archiving) came after it.
+        conds.append(_LIVE_THEN_SQL)
+        params.extend([moment, moment, list(ENDING_OPS), moment])
+    elif status is not None:
         conds.append("m.status = %s")
         params.append(status)
     if kind is not None:
@@ -99,6 +122,14 @@ def filter_sql(
     if as_of is not None:
         conds.append("m.occurred_at <= %s")
         params.append(as_of)
+    if known_at is not None:
+        conds.append("m.created_at <= %s")
+        params.append(known_at)
+    if moment is not None:
+        # A later version (a correction, a checkout, a distilled rule) did not exist yet; a first version counts
+        # from when it happened (as_of) or was recorded (known_at, above).
+        conds.append("(m.created_at <= %s OR (m.supersedes_id IS NULL AND m.source_kind <> 'distill'))")
+        params.append(moment)
     if room is not None:
         conds.append(
             "m.slot_id IN (SELECT s.id FROM palace_slot s JOIN palace_room r ON r.id = s.room_id"

@@ -163,6 +163,7 @@ class BenchReport:
     load_seconds: float
     search_ms: dict[str, float]
     search_system_ms: dict[str, float]
+    search_as_of_ms: dict[str, float]
     query_embed_ms: dict[str, float]
     total_ms: dict[str, float]
     save_ms: dict[str, float]
@@ -180,6 +181,7 @@ class BenchReport:
             "other_palaces_memories": self.other_memories,
             "search_ms": self.search_ms,
             "search_as_system_ms": self.search_system_ms,
+            "search_as_of_ms": self.search_as_of_ms,
             "query_embed_ms": self.query_embed_ms,
             "search_total_ms": self.total_ms,
             "save_ms": self.save_ms,
@@ -198,7 +200,9 @@ class BenchReport:
                 "search_call": "memory_search with reinforcement and evidence batch on (as the REST door); "
                 "search_total_ms with the query embedded (overlapping the full-text arm), search_ms the same queries "
                 "again with their vectors cached; search_as_system_ms each of those queries right after, acting as "
-                "the system (the policies' short cut): row-level security's cost is search_ms minus it",
+                "the system (the policies' short cut): row-level security's cost is search_ms minus it; "
+                "search_as_of_ms once more with as_of and known_at set to the bench's "
+                "start (every bench memory is active: the as-of view's extra conditions, not its history lookups)",
                 "save": "memory_save one at a time, inside a rolled-back transaction (commit excluded, see commit_ms);"
                 " save_embed_ms is its passage embedding, save_pipeline_ms the rest",
                 "ingest": "memory_save_batch, 10 items per call, inside the same rolled-back transaction",
@@ -404,6 +408,7 @@ def run_search_bench(
         beside = _Beside(inner)
         search_ms: list[float] = []
         system_ms: list[float] = []
+        as_of_ms: list[float] = []
         embed_ms: list[float] = []
         total_ms: list[float] = []
         modes: dict[str, int] = {}
@@ -434,6 +439,11 @@ def run_search_bench(
                         started = time.perf_counter()
                         memory_search(user=user, query=text, limit=10)
                         system_ms.append((time.perf_counter() - started) * 1000)
+                moment = datetime.now(UTC)
+                for text in texts[10:]:  # the as-of view (memory.search_arms.filter_sql), vectors cached
+                    started = time.perf_counter()
+                    memory_search(user=user, query=text, limit=10, as_of=moment, known_at=moment)
+                    as_of_ms.append((time.perf_counter() - started) * 1000)
                 say(f"saving {saves} memories one by one and {batches} batches of 10")
                 from memory.pipeline import memory_save, memory_save_batch
 
@@ -470,6 +480,7 @@ def run_search_bench(
         load_seconds=load_seconds,
         search_ms=_percentiles(search_ms),
         search_system_ms=_percentiles(system_ms),
+        search_as_of_ms=_percentiles(as_of_ms),
         query_embed_ms=_percentiles(embed_ms),
         total_ms=_percentiles(total_ms),
         save_ms=_percentiles(save_ms),

@@ -3,7 +3,19 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from panel.views import account, corridor, entities, episodes, judge, log, palace, profile, projects, today
+from panel.views import (
+    account,
+    corridor,
+    entities,
+    entity_facts,
+    episodes,
+    judge,
+    log,
+    palace,
+    profile,
+    projects,
+    today,
+)
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(template_name="panel/login.html"), name="login"),
@@ -52,4 +64,5 @@ urlpatterns = [
     path("entities/<int:entity_id>/rename/", entities.entity_rename_view, name="entity-rename"),
     path("entities/<int:entity_id>/aliases/", entities.entity_aliases_view, name="entity-aliases"),
     path("entities/<int:entity_id>/merge/", entities.entity_merge_view, name="entity-merge"),
+    path("entities/<int:entity_id>/facts/", entity_facts.entity_facts, name="entity-facts"),
 ]

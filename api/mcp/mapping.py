@@ -11,8 +11,9 @@ from memory.textproc import truncate_to_chars
 
 if TYPE_CHECKING:
     from memory.evidence import Verdict
+    from memory.facts import FactsQueryResult, FactsWriteResult, FactView
     from memory.jobs import DistillResult
-    from memory.models import Memory
+    from memory.models import Entity, Memory
     from memory.pipeline import SaveResult
     from memory.profile import Profile
     from memory.search import SearchResult
@@ -85,6 +86,7 @@ def search_out(
                 occurred_at=row.occurred_at,
                 cues=list(hit.cues),
                 open_edges=open_edges.get(row.id, []),
+                facts=[fact_out(v) for v in hit.facts],
             )
         )
     return schemas.SearchOut(
@@ -94,6 +96,27 @@ def search_out(
         common_words=list(result.common_words),
         batch_id=result.batch,
         hits=hits,
+        view=result.view,
+        as_of=result.as_of,
+        known_at=result.known_at,
+    )
+
+
+def fact_out(view: FactView) -> schemas.FactOut:
+    fact = view.fact
+    return schemas.FactOut(
+        id=fact.pk,
+        entity_id=fact.entity_id,
+        entity=fact.entity.name,
+        predicate=fact.predicate,
+        content=fact.content,
+        valid_from=fact.valid_from,
+        valid_to=view.valid_to,
+        recorded_at=fact.recorded_at,
+        superseded_at=view.superseded_at,
+        replaces=fact.replaces_id,
+        replaced_by=view.replaced_by,
+        state=view.state,  # type: ignore[arg-type]
     )
 
 
@@ -205,4 +228,52 @@ def profile_out(profile: Profile) -> schemas.ProfileOut:
         ],
         more=profile.more,
         reviews_due=profile.reviews_due,
+    )
+
+
+def entity_ref(entity: Entity, labels: dict[int, str]) -> schemas.EntityRef:
+    return schemas.EntityRef(
+        id=entity.pk,
+        name=entity.name,
+        kind=entity.kind,
+        palace=labels.get(entity.palace_id, str(entity.palace_id)),
+        aliases=[str(a) for a in entity.aliases or []],
+    )
+
+
+def facts_written_out(result: FactsWriteResult, labels: dict[int, str]) -> schemas.FactsOut:
+    return schemas.FactsOut(
+        mode="write",
+        palace=labels.get(result.palace.pk, str(result.palace.pk)),
+        written=[
+            schemas.FactWrittenOut(
+                index=w.index,
+                id=w.fact.pk,
+                entity_id=w.fact.entity_id,
+                entity=w.fact.entity.name,
+                entity_created=w.entity_created,
+                replaces=w.fact.replaces_id,
+            )
+            for w in result.written
+        ],
+        failed=[
+            schemas.FactFailedOut(
+                index=f.index, reason=f.reason, candidates=[entity_ref(e, labels) for e in f.candidates]
+            )
+            for f in result.failed
+        ],
+    )
+
+
+def facts_queried_out(result: FactsQueryResult, labels: dict[int, str], *, include_invalid: bool) -> schemas.FactsOut:
+    return schemas.FactsOut(
+        mode="query",
+        entity=entity_ref(result.entity, labels) if result.entity is not None else None,
+        facts=[fact_out(v) for v in result.facts],
+        candidates=[entity_ref(e, labels) for e in result.candidates],
+        suggestions=[entity_ref(e, labels) for e in result.suggestions],
+        as_of=result.as_of,
+        known_at=result.known_at,
+        include_invalid=include_invalid,
+        hidden=result.hidden,
     )

@@ -36,12 +36,15 @@ class ToolSpec:
     destructive: bool
     idempotent: bool
     fn: Callable[..., Awaitable[Any]]
+    # A read tool with a write mode (memory_facts): listed for read tokens and run for them; its write mode checks
+    # the caller's right to write itself. Not read-only in its annotations.
+    writes_in_a_mode: bool = False
 
     @property
     def annotations(self) -> ToolAnnotations:
         return ToolAnnotations(
             title=self.title,
-            read_only_hint=not self.write,
+            read_only_hint=not (self.write or self.writes_in_a_mode),
             destructive_hint=self.destructive if self.write else None,
             idempotent_hint=self.idempotent,
             open_world_hint=False,
@@ -65,9 +68,16 @@ _current: ContextVar[ToolSpec | None] = ContextVar("atrium_mcp_tool", default=No
 
 
 def tool(
-    name: str, *, title: str, write: bool = False, destructive: bool = False, idempotent: bool = False
+    name: str,
+    *,
+    title: str,
+    write: bool = False,
+    destructive: bool = False,
+    idempotent: bool = False,
+    writes_in_a_mode: bool = False,
 ) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Awaitable[R]]]:
-    """Declare an MCP tool: its public name (`memory_<verb>`, a contract), title, and whether it writes."""
+    """Declare an MCP tool: its public name (`memory_<verb>`, a contract), title, and whether it writes (always, or
+    only in one of its modes: see ToolSpec.writes_in_a_mode)."""
 
     def register(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
         if name in TOOLS:
@@ -81,7 +91,15 @@ def tool(
             finally:
                 _current.reset(reset)
 
-        spec = ToolSpec(name=name, title=title, write=write, destructive=destructive, idempotent=idempotent, fn=running)
+        spec = ToolSpec(
+            name=name,
+            title=title,
+            write=write,
+            destructive=destructive,
+            idempotent=idempotent,
+            fn=running,
+            writes_in_a_mode=writes_in_a_mode,
+        )
         TOOLS[name] = spec
         return running
 

@@ -116,6 +116,24 @@ class SaveOut(Out):
     items: list[SaveItemOut]
 
 
+class FactOut(Out):
+    """A fact as it stood at the asked point: valid_to / supersededAt as known then (null: still true / not
+    replaced yet)."""
+
+    id: int
+    entity_id: int
+    entity: str
+    predicate: str
+    content: str
+    valid_from: datetime | None = Field(description="when it became true in the world (null: unknown)")
+    valid_to: datetime | None = Field(description="when it stopped being true (null: still true, as known then)")
+    recorded_at: datetime = Field(description="when Atrium learned it")
+    superseded_at: datetime | None = Field(description="when a later fact replaced this record (as known then)")
+    replaces: int | None
+    replaced_by: int | None
+    state: Literal["current", "ended", "replaced", "not_yet_valid"]
+
+
 class SearchHit(Out):
     id: int
     ref: str = Field(description="cite this in memory_assess evidenceRefs")
@@ -132,6 +150,9 @@ class SearchHit(Out):
     open_edges: list[int] = Field(
         default_factory=list, description="pending contradiction edges of this memory (decide with memory_resolve)"
     )
+    facts: list[FactOut] = Field(
+        default_factory=list, description="facts of the entities this memory is linked to, true at the search's point"
+    )
 
 
 class SearchOut(Out):
@@ -145,6 +166,9 @@ class SearchOut(Out):
     )
     batch_id: str | None = Field(description="the evidence batch for memory_assess; null when nothing matched")
     hits: list[SearchHit]
+    view: str = Field(default="current", description='"current", or the as-of view the hits come from')
+    as_of: datetime | None = None
+    known_at: datetime | None = None
 
 
 class RejectedRefOut(Out):
@@ -391,3 +415,60 @@ class ResolveOut(Out):
     newer: int
     older: int
     new_memory: MemoryRow | None = None
+
+
+class EntityRef(Out):
+    id: int
+    name: str
+    kind: str
+    palace: str
+    aliases: list[str] = Field(default_factory=list)
+
+
+class FactWrite(BaseModel):
+    """One fact to write. Limits are checked per entry by the server, so one bad entry fails alone (in `failed`);
+    unknown fields are reported there too."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+
+    entity: str | None = Field(default=None, description="Entity name (created when new; at most 200 characters).")
+    entity_id: int | None = Field(default=None, alias="entityId", description="Or the entity's id (entityId=).")
+    content: str = Field(description="The fact: one short statement (at most 2000 characters).")
+    predicate: str | None = Field(default=None, description="Optional relation, e.g. lives_in, uses, owns.")
+    kind: str | None = Field(default=None, description="Kind of a new entity: person, project, tool, concept, place.")
+    replaces: int | None = Field(default=None, description="fact= id this one replaces: ends only that fact.")
+    valid_from: str | None = Field(
+        default=None,
+        alias="valid_from",
+        description="ISO date it became true (default: unknown; when replacing, now).",
+    )
+
+
+class FactWrittenOut(Out):
+    index: int
+    id: int
+    entity_id: int
+    entity: str
+    entity_created: bool
+    replaces: int | None = None
+
+
+class FactFailedOut(Out):
+    index: int
+    reason: str
+    candidates: list[EntityRef] = Field(default_factory=list)
+
+
+class FactsOut(Out):
+    mode: Literal["write", "query"]
+    palace: str | None = None
+    written: list[FactWrittenOut] = Field(default_factory=list)
+    failed: list[FactFailedOut] = Field(default_factory=list)
+    entity: EntityRef | None = None
+    facts: list[FactOut] = Field(default_factory=list)
+    candidates: list[EntityRef] = Field(default_factory=list, description="the name is ambiguous: pass entityId")
+    suggestions: list[EntityRef] = Field(default_factory=list, description="no such entity; did you mean")
+    as_of: datetime | None = None
+    known_at: datetime | None = None
+    include_invalid: bool = False
+    hidden: int = Field(default=0, description="facts not shown (ended or replaced; includeInvalid shows them)")

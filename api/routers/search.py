@@ -14,6 +14,7 @@ from ninja import Field, Query, Router, Schema
 from pydantic import ConfigDict
 
 from api.auth import caller_of
+from api.routers.facts import FactOut, fact_dict
 from api.schemas import ErrorOut, Instant, ProjectOrigin
 from memory.search import MAX_LIMIT, MAX_QUERY_CHARS, SearchResult, memory_search
 from palace.errors import InvalidInput
@@ -36,6 +37,7 @@ class SearchIn(Schema):
     room: str | None = Field(default=None, max_length=120)
     status: StatusName = "active"
     as_of: Instant | None = None
+    known_at: Instant | None = None
     limit: int = Field(default=10, ge=1, le=MAX_LIMIT)
 
 
@@ -63,6 +65,7 @@ class HitOut(Schema):
     cues: list[str]
     expanded_from: int | None
     memory: HitMemoryOut
+    facts: list[FactOut] = Field(description="facts of the entities this memory is linked to, true at that point")
 
 
 class SearchOut(Schema):
@@ -75,6 +78,9 @@ class SearchOut(Schema):
     batch: str | None
     palaces: list[int]
     hits: list[HitOut]
+    view: str = Field(description='"current", or the as-of view (as_of / known_at) the hits come from')
+    as_of: datetime | None
+    known_at: datetime | None
 
 
 def _search(request: HttpRequest, params: SearchIn) -> dict[str, Any]:
@@ -96,6 +102,7 @@ def _search(request: HttpRequest, params: SearchIn) -> dict[str, Any]:
         room=params.room,
         status=None if params.status == "any" else params.status,
         as_of=params.as_of,
+        known_at=params.known_at,
         limit=params.limit,
         token_id=caller.token.pk if caller.token is not None else None,
         reinforce=writes and caller.can_write,
@@ -116,6 +123,7 @@ def _out(result: SearchResult) -> dict[str, Any]:
                 "coordinate": m.slot.coordinate if m.slot_id is not None and m.slot is not None else None,
                 "cues": hit.cues,
                 "expanded_from": hit.expanded_from,
+                "facts": [fact_dict(v) for v in hit.facts],
                 "memory": {
                     "id": m.pk,
                     "palace": m.palace_id,
@@ -140,6 +148,9 @@ def _out(result: SearchResult) -> dict[str, Any]:
         "batch": result.batch,
         "palaces": result.palace_ids,
         "hits": hits,
+        "view": result.view,
+        "as_of": result.as_of,
+        "known_at": result.known_at,
     }
 
 

@@ -79,7 +79,8 @@ FUZZ = settings(
 
 # Checked elsewhere or not applicable here:
 # - positive_data_acceptance: replaced by `_valid_input_is_accepted`, which knows the two cross-field rules an
-#   OpenAPI document cannot state ("palace or project, not both", "content or items", an opaque cursor).
+#   OpenAPI document cannot state ("palace or project, not both", "content or items", an opaque cursor, "entity or
+#   entity_id").
 # - negative_data_rejection: pydantic's lax mode accepts some out-of-schema spellings on purpose (a number for a
 #   datetime, "1" for 1); the by-hand run counts them.
 # - ignored_auth (session run only): the session cookie is sent outside the documented schemes, so the check's
@@ -102,6 +103,8 @@ CROSS_FIELD_RULES = (
     "an entity cannot be merged into itself",
     "both entities must be in the same palace",
     "an alias to remove is not one of this entity's aliases (see `alias` and `aliases`)",
+    # GET /facts: entity or entity_id, one of them (a name of only spaces or punctuation names nothing)
+    "give entity (a name or alias) or the entity's id",
 )
 
 

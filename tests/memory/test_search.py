@@ -458,7 +458,15 @@ def test_bench_search_runs_end_to_end_and_removes_its_palaces(db: Any) -> None:
     assert report["memories"] == 60
     assert report["other_palaces_memories"] == 30
     assert report["search_modes"] == {"hybrid": 3}
-    for key in ("search_ms", "search_as_system_ms", "query_embed_ms", "save_ms", "save_embed_ms", "save_pipeline_ms"):
+    for key in (
+        "search_ms",
+        "search_as_system_ms",
+        "search_as_of_ms",
+        "query_embed_ms",
+        "save_ms",
+        "save_embed_ms",
+        "save_pipeline_ms",
+    ):
         assert set(report[key]) >= {"p50", "p95", "p99"}
     assert report["search_ms"]["n"] == report["search_as_system_ms"]["n"] == 3  # one A/B pair a query
     assert report["ingest_per_second"] > 0

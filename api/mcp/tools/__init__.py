@@ -1,6 +1,7 @@
 """The MCP tools, by family: save (save, update, forget, distill), recall (search, assess, examine, profile),
 browse (timeline, tour, neighbours, stats, the closed wing), review (queue, audit, report), versions (checkout,
-distill undo), judge (resolve) and handoff (profile edit, handoff save/load, history).
+distill undo), judge (resolve), handoff (profile edit, handoff save/load, history) and facts
+(memory_facts).
 
 To add a tool, in the family's module (or a new module imported below):
 
@@ -21,6 +22,6 @@ a public contract (`memory_<verb>`).
 
 from __future__ import annotations
 
-from api.mcp.tools import browse, handoff, judge, recall, review, save, versions
+from api.mcp.tools import browse, facts, handoff, judge, recall, review, save, versions
 
-__all__ = ["browse", "handoff", "judge", "recall", "review", "save", "versions"]
+__all__ = ["browse", "facts", "handoff", "judge", "recall", "review", "save", "versions"]

@@ -37,7 +37,15 @@ async def memory_search_tool(
     ] = None,
     kind: Annotated[schemas.Kind | None, Field(description="Only this kind.")] = None,
     as_of: Annotated[
-        Instant | None, Field(description="Point in time (ISO 8601): only memories that had happened by then.")
+        Instant | None,
+        Field(
+            description="Point in time (ISO 8601): the memories as they stood then — the version current then, not "
+            "today's correction; nothing that happened later. Hits carry their entities' facts true then."
+        ),
+    ] = None,
+    known_at: Annotated[
+        Instant | None,
+        Field(description="Record time (ISO 8601): only what Atrium had recorded by then, as it stood then."),
     ] = None,
     project: schemas.Project = None,
     limit: Annotated[int, Field(ge=1, le=MAX_SEARCH_LIMIT, description="How many hits (1–50).")] = 10,
@@ -47,11 +55,14 @@ async def memory_search_tool(
 
     Each row carries id= (for other tools) and ref= (evidence for memory_assess), how it was found (`sem#2 + lex#1`)
     and its room#slot; the header says what ran ("hybrid" only when both arms did; a degraded marker otherwise), and
-    the tail gives the evidence batch id. A hit means relevant, not sufficient.
+    the tail gives the evidence batch id. A hit means relevant, not sufficient. With `as_of` / `known_at` the header
+    says it is an as-of view.
     Next: memory_assess with the batch id and the refs that answer the question; memory_examine for full text.
     """
     return await run(
-        lambda call: _search(call, query=query, room=room, kind=kind, as_of=as_of, project=project, limit=limit)
+        lambda call: _search(
+            call, query=query, room=room, kind=kind, as_of=as_of, known_at=known_at, project=project, limit=limit
+        )
     )
 
 
@@ -64,6 +75,7 @@ def _search(
     as_of: datetime | None,
     project: str | None,
     limit: int,
+    known_at: datetime | None = None,
 ) -> tuple[schemas.SearchOut, str]:
     palace_ids = [call.palace(project).pk] if project else None
     result = memory_search(
@@ -73,6 +85,7 @@ def _search(
         kind=kind,
         room=room or None,
         as_of=as_of,
+        known_at=known_at,
         limit=limit,
         token_id=call.token_id,
         reinforce=call.caller.can_write,  # a read token leaves hit counts and last access as they were

@@ -38,7 +38,10 @@ ALL_TOOLS = {
     "memory_handoff_save",
     "memory_handoff_load",
     "memory_history",
+    "memory_facts",
 }
+# Read tools with a write mode: listed for read tokens, not read-only in their annotations.
+MODE_WRITES = {"memory_facts"}
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -63,7 +66,7 @@ def test_write_token_lists_every_tool_in_both_eras(tokens: dict[str, str], mode:
         assert tool.output_schema is not None, tool.name
         assert tool.description and "Next" in tool.description, tool.name
         assert tool.annotations is not None
-        assert tool.annotations.read_only_hint is (tool.name not in WRITE_TOOLS)
+        assert tool.annotations.read_only_hint is (tool.name not in WRITE_TOOLS | MODE_WRITES)
 
 
 @pytest.mark.parametrize("mode", MODES)
