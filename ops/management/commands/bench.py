@@ -60,6 +60,7 @@ class Command(BaseCommand):
         for key in (
             "search_ms",
             "search_as_system_ms",
+            "search_as_of_ms",
             "query_embed_ms",
             "search_total_ms",
             "save_ms",
