@@ -21,6 +21,7 @@ ALIASES = {
     "mcp-config": "mcp_config",
     "backfill-embeddings": "backfill_embeddings",
     "backfill-slots": "backfill_slots",
+    "import": "import_file",
 }
 
 # Commands that never open a database connection: the embedded PostgreSQL is not started for them.
