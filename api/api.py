@@ -10,6 +10,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from api.auth import AUTH
 from api.routers import (
     distill,
+    export,
     health,
     judge,
     memories,
@@ -87,6 +88,7 @@ api.add_router("/review", review.router)
 api.add_router("/stats", stats.router)
 api.add_router("/search", search.router)
 api.add_router("/distill", distill.router)
+api.add_router("/export", export.router)
 api.add_router("", profile.router)
 api.add_router("", judge.router)
 

@@ -21,6 +21,6 @@ a public contract (`memory_<verb>`).
 
 from __future__ import annotations
 
-from api.mcp.tools import browse, judge, recall, review, save, versions
+from api.mcp.tools import browse, export, judge, recall, review, save, versions
 
-__all__ = ["browse", "judge", "recall", "review", "save", "versions"]
+__all__ = ["browse", "export", "judge", "recall", "review", "save", "versions"]

@@ -34,6 +34,7 @@ ALL_TOOLS = {
     "memory_checkout",
     "memory_distill_undo",
     "memory_resolve",
+    "memory_export",
 }
 INITIALIZE = {
     "jsonrpc": "2.0",
