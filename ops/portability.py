@@ -143,11 +143,23 @@ def palace_section(palace: Palace) -> dict[str, Any]:
     return section
 
 
+def project_palace(*, user: AbstractBaseUser, project: str, write: bool = False) -> Palace:
+    """The project palace for a git origin in any spelling, or for its stored key (`github.com/org/repo`, as exports,
+    links and the panel write it); NotFound when the person may not read it, exactly as when it does not exist."""
+    try:
+        return palace_get(user=user, origin=project, write=write)
+    except NotFound:
+        pk = Palace.objects.filter(origin_key=project.strip()).values_list("pk", flat=True).first()
+        if pk is None:
+            raise
+        return palace_get(user=user, palace_id=pk, write=write)
+
+
 def palaces_for_export(*, user: AbstractBaseUser, project: str | None) -> list[Palace]:
     """The palaces an export covers: the project's (NotFound when the person may not read it), or all they may read
     (their personal palace first)."""
     if project:
-        return [palace_get(user=user, origin=project)]
+        return [project_palace(user=user, project=project)]
     palaces = list(palaces_readable(user=user).select_related("personal_owner").order_by("kind", "pk"))
     if not palaces:
         raise NotFound("palace not found")

@@ -87,10 +87,13 @@ def check_document(document: Any) -> list[dict[str, Any]]:
 
 def _target(*, section: dict[str, Any], user: AbstractBaseUser, project: str | None) -> Palace:
     if project:
-        try:
-            key = normalize_origin(project)
-        except InvalidOrigin as exc:
-            raise InvalidInput(f"bad project origin {project!r}: {exc}") from exc
+        if Palace.objects.filter(origin_key=project.strip()).exists():
+            key = project.strip()  # the stored key, as an export names it
+        else:
+            try:
+                key = normalize_origin(project)
+            except InvalidOrigin as exc:
+                raise InvalidInput(f"bad project origin {project!r}: {exc}") from exc
     elif section.get("kind") == Palace.Kind.PROJECT and isinstance(section.get("origin"), str):
         key = section["origin"]  # already normalised on the server it came from
     else:
