@@ -37,6 +37,8 @@ NO_DATABASE = frozenset(
         "startapp",
         "judge-eval",
         "judge_eval",
+        # restore starts the embedded database itself, after checking ATRIUM_HOME is empty (ops/backup.py)
+        "restore",
     }
 )
 # Subcommands that never use this installation's database: `bench mcp` measures a server over HTTP (a throwaway one
@@ -61,6 +63,7 @@ NO_MIGRATE_FIRST = NO_DATABASE | {
     "testserver",
     "createcachetable",
     "remove_stale_contenttypes",
+    "backup",  # dumps the database as it is, migrated or not
 }
 
 
