@@ -94,10 +94,13 @@ def current_database_params() -> dict[str, Any]:
 
 
 def secret_key_source() -> dict[str, Any]:
-    if os.environ.get("ATRIUM_SECRET_KEY") or os.environ.get("ATRIUM_SECRET_KEY_FILE"):
-        return {"present": True, "source": "environment (ATRIUM_SECRET_KEY or ATRIUM_SECRET_KEY_FILE)"}
+    """Whether the server has a secret key and where it comes from; never the key."""
     key_file = Path(settings.ATRIUM_HOME) / "secret_key"
-    return {"present": key_file.exists(), "source": f"file {key_file}" if key_file.exists() else "none"}
+    if key_file.exists() and key_file.read_text().strip() == settings.SECRET_KEY:
+        return {"present": True, "source": f"file {key_file}"}
+    if settings.SECRET_KEY:
+        return {"present": True, "source": "environment (ATRIUM_SECRET_KEY, or the file its _FILE variant names)"}
+    return {"present": False, "source": "none"}
 
 
 def _run(args: list[str], env: dict[str, str]) -> str:
