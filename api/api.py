@@ -89,6 +89,7 @@ api.add_router("/stats", stats.router)
 api.add_router("/search", search.router)
 api.add_router("/distill", distill.router)
 api.add_router("/export", export.router)
+api.add_router("/import", export.import_router)
 api.add_router("", profile.router)
 api.add_router("", judge.router)
 

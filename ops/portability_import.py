@@ -116,14 +116,16 @@ def import_document(
     user: AbstractBaseUser,
     project: str | None = None,
     source: str = "",
+    actor: Actor | None = None,
     now: datetime | None = None,
 ) -> ImportReport:
-    """Import `document` as `user` (see the module docstring); one transaction for all of it."""
+    """Import `document` as `user` (see the module docstring); one transaction for all of it. `actor` (default: the
+    user) is who the op rows name, e.g. the user's token."""
     now = now or timezone.now()
     sections = check_document(document)
     if project and len(sections) != 1:
-        raise InvalidInput(f"--project takes an export of one palace; this one has {len(sections)}")
-    actor = Actor.for_user(user)
+        raise InvalidInput(f"project takes an export of one palace; this one has {len(sections)}")
+    actor = actor or Actor.for_user(user)
     reports = []
     with rls.acting_as(user):
         targets = [_target(section=s, user=user, project=project) for s in sections]

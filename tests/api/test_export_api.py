@@ -59,3 +59,26 @@ def test_signed_link_downloads_as_its_user_until_it_expires(alice: Any, charlie:
     with time_machine.travel(f"2026-12-01 12:{LINK_SECONDS // 60 + 1:02d}:00 +0000", tick=False):
         expired = Client().get(f"{URL}/download?token={quote(token)}")
     assert expired.status_code == 404 and "expired" in expired.json()["error"]["message"]
+
+
+def test_rest_import_into_a_project_for_its_owner_not_an_outsider_nor_a_read_token(
+    project: Palace, alice: Any, charlie: Any, token_for: Any, bearer: Any
+) -> None:
+    from memory.models import Memory
+
+    build_world(alice, alice.personal_palace)
+    body = json.loads(Client().get(URL, **bearer(token_for(alice))).content)
+    body["palaces"] = [p for p in body["palaces"] if p["kind"] == "personal"]
+    url = f"/api/v1/import?project={quote(PROJECT_ORIGIN)}"
+    outsider = Client().post(url, body, content_type="application/json", **bearer(token_for(charlie)))
+    assert outsider.status_code == 404
+    read = Client().post(url, body, content_type="application/json", **bearer(token_for(alice, scope="read")))
+    assert read.status_code == 403
+    assert not Memory.objects.filter(palace=project).exists()
+    owner = Client().post(url, body, content_type="application/json", **bearer(token_for(alice)))
+    assert owner.status_code == 200, owner.content
+    (result,) = owner.json()["palaces"]
+    assert result["mode"] == "lossless" and result["counts"]["memories"] == 4
+    assert Memory.objects.filter(palace=project).count() == 4
+    bad = Client().post(url, {"format": "other"}, content_type="application/json", **bearer(token_for(alice)))
+    assert bad.status_code == 422 and "not an Atrium export" in bad.json()["error"]["message"]
