@@ -111,14 +111,24 @@ def test_a_damaged_or_foreign_file_is_refused(tmp_path: Path) -> None:
 
 
 def test_scheduled_backup_is_off_by_default_then_keeps_the_newest(settings: Any, tmp_path: Path, alice: Any) -> None:
+    # Transactional tests flush the rows data migrations wrote: run the migration's function (twice: no duplicate).
+    import importlib
     from datetime import UTC, datetime, timedelta
 
+    from django.apps import apps as django_apps
+    from django.db.migrations.recorder import MigrationRecorder
     from django_celery_beat.models import PeriodicTask
 
     from ops.backup import backup_scheduled
     from ops.tasks import BACKUP_TASK, backup_task
 
-    assert PeriodicTask.objects.get(name="atrium: backup").task == BACKUP_TASK  # registered by the migration
+    migration = importlib.import_module("ops.migrations.0001_backup")
+    assert MigrationRecorder(connection).migration_qs.filter(app="ops", name="0001_backup").exists()
+    PeriodicTask.objects.filter(name="atrium: backup").delete()
+    migration.install(django_apps, None)
+    migration.install(django_apps, None)
+    (row,) = PeriodicTask.objects.filter(name="atrium: backup")
+    assert row.task == BACKUP_TASK and (row.crontab.hour, row.crontab.minute) == ("2", "30")
     folder = tmp_path / "backups"
     settings.ATRIUM_BACKUP_DIR = ""
     assert backup_task()["state"] == "off" and not folder.exists()
