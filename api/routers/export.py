@@ -47,9 +47,7 @@ def export_download(request: HttpRequest, token: str) -> HttpResponse:
 
 
 @import_router.post("", response={200: dict[str, Any], 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut})
-def import_export(
-    request: HttpRequest, document: Body[dict[str, Any]], project: str | None = None
-) -> dict[str, Any]:
+def import_export(request: HttpRequest, document: Body[dict[str, Any]], project: str | None = None) -> dict[str, Any]:
     """Load a JSON export (the body, as `GET /export` gave it): into a palace that holds nothing yet, every row as it
     was (new ids); into one with memories, each active memory through the write pipeline, with the dispositions.
     `project` (git origin) puts a one-palace export there (created with you as owner if it does not exist);
