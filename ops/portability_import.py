@@ -133,6 +133,9 @@ def import_document(
             raise InvalidInput("two palaces of the export would land in the same palace; import them one by one")
         with transaction.atomic():
             for section, palace in zip(sections, targets, strict=True):
+                # Serialise with other writers of the palace (the pipeline takes the same lock): two imports into
+                # one empty palace cannot both copy into it.
+                Palace.objects.select_for_update(no_key=True).filter(pk=palace.pk).values_list("pk").first()
                 try:
                     if palace_is_empty(palace):
                         report = _lossless(section=section, palace=palace)
