@@ -21,6 +21,7 @@ ALIASES = {
     "mcp-config": "mcp_config",
     "backfill-embeddings": "backfill_embeddings",
     "backfill-slots": "backfill_slots",
+    "import": "import_file",
 }
 
 # Commands that never open a database connection: the embedded PostgreSQL is not started for them.
@@ -36,6 +37,8 @@ NO_DATABASE = frozenset(
         "startapp",
         "judge-eval",
         "judge_eval",
+        # restore starts the embedded database itself, after checking ATRIUM_HOME is empty (ops/backup.py)
+        "restore",
     }
 )
 # Subcommands that never use this installation's database: `bench mcp` measures a server over HTTP (a throwaway one
@@ -60,6 +63,7 @@ NO_MIGRATE_FIRST = NO_DATABASE | {
     "testserver",
     "createcachetable",
     "remove_stale_contenttypes",
+    "backup",  # dumps the database as it is, migrated or not
 }
 
 

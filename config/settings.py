@@ -400,6 +400,10 @@ ATRIUM_DISTILL_SIMILARITY = env_float("ATRIUM_DISTILL_SIMILARITY", 0.92, low=0.0
 ATRIUM_DISTILL_MIN_CLUSTER = env_int("ATRIUM_DISTILL_MIN_CLUSTER", 3, minimum=2)
 # What the scheduled distillation does: "suggest" (propose, change nothing) or "apply".
 ATRIUM_DISTILL_MODE = env_choice("ATRIUM_DISTILL_MODE", "suggest", ("suggest", "apply"))
+# The scheduled backup (ops/backup.py, beat row "atrium: backup", daily 02:30 UTC): off while the directory is unset;
+# it keeps the newest ATRIUM_BACKUP_KEEP files there.
+ATRIUM_BACKUP_DIR = env("ATRIUM_BACKUP_DIR")
+ATRIUM_BACKUP_KEEP = env_int("ATRIUM_BACKUP_KEEP", 7, minimum=1)
 
 # Limits on what one request may carry.
 ATRIUM_MAX_CONTENT_CHARS = env_int("ATRIUM_MAX_CONTENT_CHARS", 20000, minimum=100)

@@ -4,6 +4,7 @@ back an earlier version, undoing a distillation, batch."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -30,6 +31,11 @@ from review.selectors import QUEUE_MAX, review_due_ids
 PAGE_SIZE = 50
 CHAIN_DEPTH = 20  # versions shown each way on a memory's detail
 SOURCE = "panel"
+
+
+def _export_query(scope: Any) -> str:
+    """The export links' scope (REST GET /api/v1/export): the project in view, else everything the user may read."""
+    return urlencode({"project": scope.project.origin_key}) if scope.mode == "project" and scope.project else ""
 
 
 @require_GET
@@ -71,7 +77,7 @@ def memory_list(request: HttpRequest) -> HttpResponse:
         )
         rows, cursor, hits = found.items, found.next_cursor or "", {}
         result = None
-    context.update(rows=rows, cursor=cursor, hits=hits, search=result)
+    context.update(rows=rows, cursor=cursor, hits=hits, search=result, export_query=_export_query(scope))
     partial = "more" if f.cursor else "results"
     return page(request, "panel/palace.html", context, scope=scope, nav="palace", partial=partial)
 

@@ -22,6 +22,6 @@ a public contract (`memory_<verb>`).
 
 from __future__ import annotations
 
-from api.mcp.tools import browse, facts, handoff, judge, recall, review, save, versions
+from api.mcp.tools import browse, export, facts, handoff, judge, recall, review, save, versions
 
-__all__ = ["browse", "facts", "handoff", "judge", "recall", "review", "save", "versions"]
+__all__ = ["browse", "export", "facts", "handoff", "judge", "recall", "review", "save", "versions"]

@@ -92,7 +92,7 @@ def test_write_flag_is_declared_once_and_read_from_the_registry() -> None:
     }
     assert write_tool_names() == WRITE_TOOLS
     listed = {tool.name: tool for tool in mcp._tool_manager.list_tools()}
-    assert set(listed) == set(TOOLS) and len(TOOLS) == 24
+    assert set(listed) == set(TOOLS) and len(TOOLS) == 25
     for name, spec in TOOLS.items():
         assert listed[name].annotations is not None
         assert listed[name].annotations.read_only_hint is (not (spec.write or spec.writes_in_a_mode)), name

@@ -39,6 +39,7 @@ ALL_TOOLS = {
     "memory_handoff_load",
     "memory_history",
     "memory_facts",
+    "memory_export",
 }
 # Read tools with a write mode: listed for read tokens, not read-only in their annotations.
 MODE_WRITES = {"memory_facts"}

@@ -1,0 +1,58 @@
+"""Export and import (issue 16): GET /export downloads what the caller may read; GET /export/download follows a
+signed link from MCP `memory_export`; POST /import loads a JSON export into the caller's palaces."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from django.http import HttpRequest, HttpResponse
+from ninja import Body, Router
+
+from api.auth import caller_of
+from api.schemas import ErrorOut
+from ops.portability_import import import_document
+from ops.portability_links import ExportFile, export_file, link_open
+from palace import rls
+
+router = Router(tags=["export"])
+import_router = Router(tags=["export"])
+
+
+def _attachment(file: ExportFile) -> HttpResponse:
+    response = HttpResponse(file.data, content_type=file.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{file.filename}"'
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@router.get("", response={200: None, 401: ErrorOut, 404: ErrorOut, 422: ErrorOut})
+def export(
+    request: HttpRequest,
+    format: Literal["json", "markdown"] = "json",
+    redacted: bool = False,
+    project: str | None = None,
+) -> HttpResponse:
+    """Everything you may read (or one `project`, by git origin) as JSON (lossless, importable with
+    `atrium import`) or a Markdown vault (zip). `redacted=true`: a second redaction pass, 40-character previews."""
+    caller = caller_of(request)
+    return _attachment(export_file(user=caller.user, fmt=format, project=project, redacted=redacted))
+
+
+@router.get("/download", auth=None, response={200: None, 404: ErrorOut, 422: ErrorOut})
+def export_download(request: HttpRequest, token: str) -> HttpResponse:
+    """Follow a download link from MCP `memory_export` (valid for 10 minutes; the token is the credential)."""
+    user, spec = link_open(token)
+    with rls.acting_as(user):
+        return _attachment(export_file(user=user, **spec))
+
+
+@import_router.post("", response={200: dict[str, Any], 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut})
+def import_export(request: HttpRequest, document: Body[dict[str, Any]], project: str | None = None) -> dict[str, Any]:
+    """Load a JSON export (the body, as `GET /export` gave it): into a palace that holds nothing yet, every row as it
+    was (new ids); into one with memories, each active memory through the write pipeline, with the dispositions.
+    `project` (git origin) puts a one-palace export there (created with you as owner if it does not exist);
+    otherwise personal goes to your palace and each project to its own. Larger files: `atrium import`."""
+    caller = caller_of(request)
+    caller.require_write()
+    report = import_document(document=document, user=caller.user, project=project, actor=caller.actor, source="rest")
+    return report.as_dict()

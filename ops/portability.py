@@ -1,0 +1,219 @@
+"""Exporting what a person may read as one JSON document, and the redacted view of it (issue 16, "Portability").
+
+The document (`FORMAT`, version `VERSION`) holds, per palace: its members, rooms, slots and tour route, memories
+with every field (superseded versions included: they are rows of their own, linked by `supersedes`), edges, review
+cards, entities and their links to memories, facts, profile versions, handoffs, and the palace's op-log rows.
+Every row keeps its id on this server; references between rows use those ids, and people are named by username (ids
+of users differ between servers). Derived data is left out: `search_vector` (a database trigger rebuilds it from
+`search_text`). Embedding vectors are included (the JSON is lossless and an import needs no embedder), with the model
+that made them in `embedding.model`; about 4 kB per memory. The redacted view leaves them out.
+
+The export runs with row-level security acting as the person (palace/rls.py), whatever context its caller had: the
+command line's system context cannot widen it. A person who may not read a palace gets "not found", as elsewhere.
+
+Redacted view: every string in the document goes through a second redaction pass (memory.redaction.redact, the
+same rules the write pipeline ran when the text came in, so rules added since then apply too) and is then cut to a
+40-character preview; op rows lose their `detail` (it may quote bodies) and vectors and search texts are dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from django.db import models
+from django.utils import timezone
+
+from memory.embeddings import embedder_model_name
+from memory.models import EMBEDDING_DIM, Edge, Memory
+from memory.models_knowledge import Entity, Fact, HandoffVersion, MemoryEntity, ProfileVersion
+from memory.redaction import redact
+from palace import rls
+from palace.errors import NotFound
+from palace.models import Membership, OpLog, Palace, Room, Slot, TourStop
+from palace.selectors import palace_get, palaces_readable
+from review.models import ReviewCard
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+FORMAT = "atrium-export"
+VERSION = 1
+PREVIEW_CHARS = 40
+
+
+@dataclass(frozen=True)
+class Table:
+    """One kind of row in a palace's section: its model, the fields that point at rows of other sections (by
+    section name), and the fields that name people."""
+
+    section: str
+    model: type[models.Model]
+    refs: dict[str, str]
+    people: tuple[str, ...] = ()
+    omit: tuple[str, ...] = ()
+
+
+# In the order an import creates them: a row's references point at sections above it or at its own section.
+TABLES: tuple[Table, ...] = (
+    Table("rooms", Room, {}),
+    Table("slots", Slot, {"room": "rooms"}),
+    Table("tour", TourStop, {"slot": "slots"}),
+    Table(
+        "memories",
+        Memory,
+        {"slot": "slots", "supersedes": "memories"},
+        people=("created_by",),
+        omit=("search_vector",),
+    ),
+    Table("edges", Edge, {"from_memory": "memories", "to_memory": "memories"}, people=("decided_by",)),
+    Table("review_cards", ReviewCard, {"memory": "memories"}),
+    Table("entities", Entity, {"merged_into": "entities"}),
+    Table("memory_entities", MemoryEntity, {"memory": "memories", "entity": "entities"}),
+    Table(
+        "facts",
+        Fact,
+        {"entity": "entities", "replaces": "facts", "source_memory": "memories"},
+        people=("created_by",),
+    ),
+    Table("profile_versions", ProfileVersion, {}, people=("created_by",)),
+    Table("handoffs", HandoffVersion, {}, people=("user",)),
+    Table("oplog", OpLog, {}, people=("actor_user",)),
+)
+SECTIONS = tuple(t.section for t in TABLES)
+
+
+def exportable_fields(table: Table) -> list[models.Field[Any, Any]]:
+    """The stored fields a section carries: every concrete field but the palace (implied) and derived ones."""
+    return [f for f in table.model._meta.concrete_fields if f.name not in {"palace", *table.omit}]
+
+
+def _value(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if hasattr(value, "tolist"):  # a pgvector vector (numpy array)
+        return [float(x) for x in value.tolist()]
+    return value
+
+
+def _usernames(rows: Iterable[dict[str, Any]]) -> dict[int, str]:
+    from django.contrib.auth import get_user_model
+
+    ids = {v for row in rows for v in row.values() if isinstance(v, int)}
+    return dict(get_user_model().objects.filter(pk__in=ids).values_list("pk", "username")) if ids else {}
+
+
+def _rows(table: Table, palace: Palace) -> list[dict[str, Any]]:
+    fields = exportable_fields(table)
+    values = list(
+        table.model._default_manager.filter(palace=palace).order_by("pk").values(*[f.attname for f in fields])
+    )
+    people = {f.attname for f in fields if f.name in table.people}
+    names = _usernames({k: v for k, v in row.items() if k in people} for row in values)
+    out = []
+    for row in values:
+        item: dict[str, Any] = {}
+        for f in fields:
+            raw = row[f.attname]
+            if f.name in table.people:
+                item[f.name] = names.get(raw) if raw is not None else None
+            elif f.is_relation:
+                item[f.name] = raw
+            else:
+                item[f.name] = _value(raw)
+        out.append(item)
+    return out
+
+
+def palace_section(palace: Palace) -> dict[str, Any]:
+    members = Membership.objects.filter(palace=palace).select_related("user").order_by("user__username")
+    section: dict[str, Any] = {
+        "id": palace.pk,
+        "kind": palace.kind,
+        "name": palace.name,
+        "origin": palace.origin_key,
+        "owner": palace.personal_owner.get_username() if palace.personal_owner is not None else None,
+        "created_at": palace.created_at.isoformat(),
+        "members": [{"username": m.user.get_username(), "role": m.role} for m in members],
+    }
+    for table in TABLES:
+        section[table.section] = _rows(table, palace)
+    return section
+
+
+def project_palace(*, user: AbstractBaseUser, project: str, write: bool = False) -> Palace:
+    """The project palace for a git origin in any spelling, or for its stored key (`github.com/org/repo`, as exports,
+    links and the panel write it); NotFound when the person may not read it, exactly as when it does not exist."""
+    try:
+        return palace_get(user=user, origin=project, write=write)
+    except NotFound:
+        pk = Palace.objects.filter(origin_key=project.strip()).values_list("pk", flat=True).first()
+        if pk is None:
+            raise
+        return palace_get(user=user, palace_id=pk, write=write)
+
+
+def palaces_for_export(*, user: AbstractBaseUser, project: str | None) -> list[Palace]:
+    """The palaces an export covers: the project's (NotFound when the person may not read it), or all they may read
+    (their personal palace first)."""
+    if project:
+        return [project_palace(user=user, project=project)]
+    palaces = list(palaces_readable(user=user).select_related("personal_owner").order_by("kind", "pk"))
+    if not palaces:
+        raise NotFound("palace not found")
+    return palaces
+
+
+def export_document(
+    *, user: AbstractBaseUser, project: str | None = None, redacted: bool = False, now: datetime | None = None
+) -> dict[str, Any]:
+    """Everything `user` may read (or one project of it) as the export document; the redacted view when asked."""
+    now = now or timezone.now()
+    with rls.acting_as(user):
+        palaces = palaces_for_export(user=user, project=project)
+        sections = [palace_section(p) for p in palaces]
+    document: dict[str, Any] = {
+        "format": FORMAT,
+        "version": VERSION,
+        "exported_at": now.isoformat(),
+        "exported_by": user.get_username(),
+        "scope": "project" if project else "everything readable",
+        "redacted": redacted,
+        "embedding": {"model": embedder_model_name(), "dimensions": EMBEDDING_DIM, "vectors_included": not redacted},
+        "palaces": sections,
+    }
+    return redacted_view(document) if redacted else document
+
+
+# --- the redacted view ------------------------------------------------------------------------------------------
+
+# Dropped from the redacted view: vectors and search texts (they restate bodies), op details (they may quote them).
+REDACTED_DROP = frozenset({"embedding", "search_text", "detail"})
+
+
+def preview(text: str) -> str:
+    """`text` after a second redaction pass, cut to PREVIEW_CHARS characters (an ellipsis marks a cut)."""
+    clean = redact(text).text
+    return clean if len(clean) <= PREVIEW_CHARS else clean[: PREVIEW_CHARS - 1] + "…"
+
+
+def _redact_tree(value: Any) -> Any:
+    if isinstance(value, str):
+        return preview(value)
+    if isinstance(value, list):
+        return [_redact_tree(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _redact_tree(v) for k, v in value.items() if k not in REDACTED_DROP}
+    return value
+
+
+def redacted_view(document: dict[str, Any]) -> dict[str, Any]:
+    """The shareable view: no vectors, search texts or op details; every string redacted again and at most
+    PREVIEW_CHARS long. Not importable (the bodies are cut)."""
+    view = {k: v for k, v in document.items() if k != "palaces"}
+    view["embedding"] = dict(document["embedding"], vectors_included=False)
+    view["redacted"] = True
+    view["palaces"] = _redact_tree(document["palaces"])
+    return view

@@ -1,0 +1,280 @@
+"""Importing an export document (ops/portability.py) into palaces of this server.
+
+Each palace section of the document goes to a target: with `project`, the one section goes to that project's palace;
+otherwise a personal section goes to the importing person's personal palace and a project section to the palace of
+its origin. A missing project palace is created with the person as owner. The person must be able to write the
+target (row-level security acts as them throughout, as on export).
+
+Two modes, chosen per target:
+
+1. **lossless**, into a palace that holds nothing yet (no memories, rooms, entities, profile or handoff versions):
+   every row is copied as it was (times, statuses, versions, vectors, review state, op rows), with new ids; references
+   between rows follow the new ids. People are matched by username; one missing on this server leaves an optional
+   field empty (and is reported) and a handoff of theirs is skipped. Ids quoted inside op-row `detail` and the
+   targets of op rows that are not memories, edges, rooms or the palace keep the source server's ids.
+2. **merge**, into a palace that already holds memories: each active memory of the section goes through the write
+   pipeline (memory.pipeline.memory_save, source "import"), which redacts, deduplicates and disposes it like any
+   save; the report counts the dispositions. Other rows (versions, edges, review state, op rows) are not merged.
+
+The whole import is one transaction with one `palace.import` op row per target, so it lands entirely or not at all.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from django.contrib.auth import get_user_model
+from django.db import DatabaseError, transaction
+from django.utils import timezone
+
+from memory.models import Memory
+from memory.models_knowledge import Entity, HandoffVersion, ProfileVersion
+from memory.pipeline import memory_save
+from ops.portability import FORMAT, TABLES, VERSION, Table, exportable_fields
+from palace import rls
+from palace.actors import Actor
+from palace.errors import InvalidInput
+from palace.models import OpLog, Palace, Room
+from palace.oplog import oplog_write
+from palace.origins import InvalidOrigin, normalize_origin
+from palace.selectors import palace_get
+from palace.services import project_create
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+# Op-row targets whose ids are remapped, by target_kind: the section their ids live in.
+OP_TARGETS = {"memory": "memories", "edge": "edges", "room": "rooms"}
+BATCH = 500
+
+
+@dataclass
+class PalaceImport:
+    palace_id: int
+    label: str
+    mode: str  # lossless | merge
+    counts: dict[str, int] = field(default_factory=dict)  # rows created per section (lossless)
+    dispositions: dict[str, int] = field(default_factory=dict)  # write-pipeline outcomes (merge)
+    skipped: dict[str, int] = field(default_factory=dict)  # rows not imported, by reason
+    missing_people: list[str] = field(default_factory=list)
+    oplog_id: int = 0
+
+
+@dataclass
+class ImportReport:
+    palaces: list[PalaceImport]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"palaces": [vars(p) for p in self.palaces]}
+
+
+def check_document(document: Any) -> list[dict[str, Any]]:
+    """The document's palace sections, after checking it is an importable export; InvalidInput says what is not."""
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise InvalidInput(f'not an Atrium export (expected "format": "{FORMAT}")')
+    if document.get("version") != VERSION:
+        raise InvalidInput(f"export version {document.get('version')!r} is not supported (this server reads {VERSION})")
+    if document.get("redacted"):
+        raise InvalidInput("a redacted export holds 40-character previews, not memories: import a full export")
+    sections = document.get("palaces")
+    if not isinstance(sections, list) or not all(isinstance(s, dict) for s in sections):
+        raise InvalidInput("the export has no list of palaces")
+    return sections
+
+
+def _target(*, section: dict[str, Any], user: AbstractBaseUser, project: str | None) -> Palace:
+    if project:
+        if Palace.objects.filter(origin_key=project.strip()).exists():
+            key = project.strip()  # the stored key, as an export names it
+        else:
+            try:
+                key = normalize_origin(project)
+            except InvalidOrigin as exc:
+                raise InvalidInput(f"bad project origin {project!r}: {exc}") from exc
+    elif section.get("kind") == Palace.Kind.PROJECT and isinstance(section.get("origin"), str):
+        key = section["origin"]  # already normalised on the server it came from
+    else:
+        return palace_get(user=user, write=True)
+    if not Palace.objects.filter(origin_key=key).exists():
+        with rls.acting_as_system("command:import"), transaction.atomic():
+            if not Palace.objects.filter(origin_key=key).exists():
+                project_create(origin=f"https://{key}", owner=user, actor=Actor.for_system("command:import"))
+    return palace_get(user=user, palace_id=Palace.objects.get(origin_key=key).pk, write=True)
+
+
+def palace_is_empty(palace: Palace) -> bool:
+    models = (Memory, Room, Entity, ProfileVersion, HandoffVersion)
+    return not any(m._default_manager.filter(palace=palace).exists() for m in models)
+
+
+def import_document(
+    *,
+    document: Any,
+    user: AbstractBaseUser,
+    project: str | None = None,
+    source: str = "",
+    actor: Actor | None = None,
+    now: datetime | None = None,
+) -> ImportReport:
+    """Import `document` as `user` (see the module docstring); one transaction for all of it. `actor` (default: the
+    user) is who the op rows name, e.g. the user's token."""
+    now = now or timezone.now()
+    sections = check_document(document)
+    if project and len(sections) != 1:
+        raise InvalidInput(f"project takes an export of one palace; this one has {len(sections)}")
+    actor = actor or Actor.for_user(user)
+    reports = []
+    with rls.acting_as(user):
+        targets = [_target(section=s, user=user, project=project) for s in sections]
+        if len({t.pk for t in targets}) != len(targets):
+            raise InvalidInput("two palaces of the export would land in the same palace; import them one by one")
+        with transaction.atomic():
+            for section, palace in zip(sections, targets, strict=True):
+                # Serialise with other writers of the palace (the pipeline takes the same lock): two imports into
+                # one empty palace cannot both copy into it.
+                Palace.objects.select_for_update(no_key=True).filter(pk=palace.pk).values_list("pk").first()
+                try:
+                    if palace_is_empty(palace):
+                        report = _lossless(section=section, palace=palace)
+                    else:
+                        report = _merge(section=section, palace=palace, actor=actor, now=now)
+                except (KeyError, TypeError, ValueError, DatabaseError) as exc:
+                    # The whole import rolls back with it: nothing of a damaged file lands.
+                    first_line = str(exc).splitlines()[0] if str(exc) else ""
+                    raise InvalidInput(f"the export is damaged: {type(exc).__name__}: {first_line}") from exc
+                row = oplog_write(
+                    op="palace.import",
+                    actor=actor,
+                    palace=palace,
+                    target_kind="palace",
+                    target_id=palace.pk,
+                    reason=f"import {source}".strip()[:500],
+                    detail={
+                        "mode": report.mode,
+                        "counts": report.counts,
+                        "dispositions": report.dispositions,
+                        "skipped": report.skipped,
+                        "from_palace": section.get("id"),
+                    },
+                )
+                report.oplog_id = row.pk
+                reports.append(report)
+    return ImportReport(palaces=reports)
+
+
+# --- lossless ---------------------------------------------------------------------------------------------------
+
+
+def _lossless(*, section: dict[str, Any], palace: Palace) -> PalaceImport:
+    report = PalaceImport(palace_id=palace.pk, label=palace.label, mode="lossless")
+    names = {n for t in TABLES for row in section.get(t.section, []) for n in _people(t, row)}
+    users = dict(get_user_model().objects.filter(username__in=names).values_list("username", "pk"))
+    report.missing_people = sorted(names - set(users))
+    ids: dict[str, dict[int, int]] = {}
+    for table in TABLES:
+        rows = section.get(table.section, [])
+        ids[table.section] = _copy(table=table, rows=rows, palace=palace, ids=ids, users=users, report=report)
+        report.counts[table.section] = len(ids[table.section])
+    return report
+
+
+def _people(table: Table, row: dict[str, Any]) -> list[str]:
+    return [row[p] for p in table.people if row.get(p)]
+
+
+def _copy(
+    *,
+    table: Table,
+    rows: list[dict[str, Any]],
+    palace: Palace,
+    ids: dict[str, dict[int, int]],
+    users: dict[str, int],
+    report: PalaceImport,
+) -> dict[int, int]:
+    """Insert `rows` as new rows of `table` in `palace`; the map from their exported ids to the new ones."""
+    fields = [f for f in exportable_fields(table) if not f.primary_key]
+    own = [name for name, section in table.refs.items() if section == table.section]
+    new_ids: dict[int, int] = {}
+    objs, old_ids = [], []
+    for row in rows:
+        values: dict[str, Any] = {"palace_id": palace.pk}
+        for f in fields:
+            value = row.get(f.name)
+            if f.name in table.people:
+                value = users.get(value) if value else None
+                if value is None and not f.null:
+                    break  # a required person (a handoff's) who is not on this server
+            elif f.name in own:
+                value = None  # set once every row of the section exists
+            elif f.name in table.refs and value is not None:
+                value = ids[table.refs[f.name]].get(value)
+            elif table.model is OpLog and f.name == "target_id":
+                value = _op_target(row, value, palace=palace, ids=ids)
+            values[f.attname] = value
+        else:
+            objs.append(table.model(**values))
+            old_ids.append(row["id"])
+            continue
+        report.skipped[f"{table.section}: person not on this server"] = (
+            report.skipped.get(f"{table.section}: person not on this server", 0) + 1
+        )
+    model_fields = [table.model._meta.get_field("palace"), *fields]
+    for start in range(0, len(objs), BATCH):
+        # raw=True: the stored times are kept (auto_now fields would stamp now), as a fixture load does.
+        returned = table.model._default_manager._insert(  # type: ignore[attr-defined]
+            objs[start : start + BATCH], model_fields, returning_fields=[table.model._meta.pk], raw=True
+        )
+        for old, (new,) in zip(old_ids[start : start + BATCH], returned, strict=True):
+            new_ids[old] = new
+    for name in own:
+        for row in rows:
+            if row.get(name) is not None and row["id"] in new_ids:
+                table.model._default_manager.filter(pk=new_ids[row["id"]]).update(
+                    **{f"{name}_id": new_ids.get(row[name])}
+                )
+    return new_ids
+
+
+def _op_target(row: dict[str, Any], value: Any, *, palace: Palace, ids: dict[str, dict[int, int]]) -> Any:
+    kind = row.get("target_kind")
+    if kind == "palace" and value is not None:
+        return palace.pk
+    section = OP_TARGETS.get(kind or "")
+    if section and value is not None:
+        return ids[section].get(value, value)
+    return value
+
+
+# --- merge ------------------------------------------------------------------------------------------------------
+
+
+def _merge(*, section: dict[str, Any], palace: Palace, actor: Actor, now: datetime) -> PalaceImport:
+    report = PalaceImport(palace_id=palace.pk, label=palace.label, mode="merge")
+    outcomes: Counter[str] = Counter()
+    skipped: Counter[str] = Counter()
+    for memory in section.get("memories", []):
+        if memory.get("status") != Memory.Status.ACTIVE:
+            skipped[f"memories: {memory.get('status')}"] += 1
+            continue
+        result = memory_save(
+            palace=palace,
+            actor=actor,
+            content=memory["content"],
+            kind=memory["kind"],
+            placard=memory.get("placard") or "",
+            source="import",
+            occurred_at=datetime.fromisoformat(memory["occurred_at"]) if memory.get("occurred_at") else None,
+            speaker=memory.get("speaker") or "",
+            importance=memory.get("importance"),
+            now=now,
+        )
+        outcomes[result.disposition] += 1
+    for table in TABLES:
+        if table.section != "memories" and section.get(table.section):
+            skipped[f"{table.section}: not merged"] += len(section[table.section])
+    report.dispositions = dict(outcomes)
+    report.skipped = dict(skipped)
+    return report

@@ -1,0 +1,84 @@
+"""REST export (api/routers/export.py): the caller's own readable memories, as JSON or a vault; an outsider's
+project answers 404 like a missing one (the owner gets it); signed download links expire and cannot be forged."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from typing import Any
+from urllib.parse import quote
+
+import time_machine
+from django.test import Client
+
+from ops.portability_links import LINK_SECONDS, link_token
+from palace.models import Palace
+from tests.conftest import PROJECT_ORIGIN
+from tests.ops.portability_world import SECRET_KEY, build_world
+
+URL = "/api/v1/export"
+
+
+def test_owner_exports_the_project_outsider_gets_404(
+    project: Palace, alice: Any, charlie: Any, client_for: Any, token_for: Any, bearer: Any
+) -> None:
+    build_world(alice, project)
+    owner = client_for(alice).get(URL, {"project": PROJECT_ORIGIN})
+    assert owner.status_code == 200 and owner["Content-Disposition"].startswith("attachment")
+    (section,) = json.loads(owner.content)["palaces"]
+    assert section["origin"] == project.origin_key and len(section["memories"]) == 4
+    outsider = Client().get(URL, {"project": PROJECT_ORIGIN}, **bearer(token_for(charlie)))
+    missing = Client().get(URL, {"project": "github.com/x/nothing"}, **bearer(token_for(charlie)))
+    assert outsider.status_code == missing.status_code == 404
+    assert outsider.json()["error"]["code"] == "not_found"
+    assert Client().get(URL).status_code == 401
+
+
+def test_markdown_and_redacted_and_bad_format(alice: Any, client_for: Any) -> None:
+    build_world(alice, alice.personal_palace)
+    client = client_for(alice)
+    vault = client.get(URL, {"format": "markdown"})
+    assert vault.status_code == 200 and vault["Content-Type"] == "application/zip"
+    assert any(n.endswith("index.md") for n in zipfile.ZipFile(io.BytesIO(vault.content)).namelist())
+    redacted = client.get(URL, {"redacted": "true"})
+    assert redacted.status_code == 200 and SECRET_KEY not in redacted.content.decode()
+    assert SECRET_KEY in client.get(URL).content.decode()  # the control
+    bad = client.get(URL, {"format": "pdf"})
+    assert bad.status_code == 422 and "format" in bad.json()["error"]["message"]
+
+
+def test_signed_link_downloads_as_its_user_until_it_expires(alice: Any, charlie: Any) -> None:
+    build_world(alice, alice.personal_palace)
+    with time_machine.travel("2026-12-01 12:00:00 +0000", tick=False):
+        token = link_token(user=alice, fmt="json", project=None, redacted=False)
+        ok = Client().get(f"{URL}/download?token={quote(token)}")
+        assert ok.status_code == 200 and json.loads(ok.content)["exported_by"] == "alice"
+    forged = token.replace(f'"u":{alice.pk}', f'"u":{charlie.pk}')
+    assert Client().get(f"{URL}/download?token={quote(forged + 'x')}").status_code == 404
+    with time_machine.travel(f"2026-12-01 12:{LINK_SECONDS // 60 + 1:02d}:00 +0000", tick=False):
+        expired = Client().get(f"{URL}/download?token={quote(token)}")
+    assert expired.status_code == 404 and "expired" in expired.json()["error"]["message"]
+
+
+def test_rest_import_into_a_project_for_its_owner_not_an_outsider_nor_a_read_token(
+    project: Palace, alice: Any, charlie: Any, token_for: Any, bearer: Any
+) -> None:
+    from memory.models import Memory
+
+    build_world(alice, alice.personal_palace)
+    body = json.loads(Client().get(URL, **bearer(token_for(alice))).content)
+    body["palaces"] = [p for p in body["palaces"] if p["kind"] == "personal"]
+    url = f"/api/v1/import?project={quote(PROJECT_ORIGIN)}"
+    outsider = Client().post(url, body, content_type="application/json", **bearer(token_for(charlie)))
+    assert outsider.status_code == 404
+    read = Client().post(url, body, content_type="application/json", **bearer(token_for(alice, scope="read")))
+    assert read.status_code == 403
+    assert not Memory.objects.filter(palace=project).exists()
+    owner = Client().post(url, body, content_type="application/json", **bearer(token_for(alice)))
+    assert owner.status_code == 200, owner.content
+    (result,) = owner.json()["palaces"]
+    assert result["mode"] == "lossless" and result["counts"]["memories"] == 4
+    assert Memory.objects.filter(palace=project).count() == 4
+    bad = Client().post(url, {"format": "other"}, content_type="application/json", **bearer(token_for(alice)))
+    assert bad.status_code == 422 and "not an Atrium export" in bad.json()["error"]["message"]
