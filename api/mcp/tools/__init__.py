@@ -1,7 +1,7 @@
 """The MCP tools, by family: save (save, update, forget, distill), recall (search, assess, examine, profile),
 browse (timeline, tour, neighbours, stats, the closed wing), review (queue, audit, report), versions (checkout,
 distill undo), judge (resolve), handoff (profile edit, handoff save/load, history) and facts
-(memory_facts).
+(memory_facts), export (memory_export).
 
 To add a tool, in the family's module (or a new module imported below):
 

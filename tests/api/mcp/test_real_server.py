@@ -39,7 +39,7 @@ def test_official_client_over_a_real_uvicorn_started_by_atrium_up() -> None:
         for mode, version in (("auto", "2026-07-28"), ("legacy", "2025-11-25")):
             got, names, saved, found = asyncio.run(_session(url, tokens[0], mode))
             assert got == version
-            assert "memory_save" in names and "memory_resolve" in names and len(names) == 20
+            assert "memory_save" in names and "memory_resolve" in names and len(names) == 25
             assert not saved.is_error and saved.structured_content["items"][0]["disposition"] == "accept"
             assert found.structured_content["hits"][0]["id"] == saved.structured_content["items"][0]["id"]
 
