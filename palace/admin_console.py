@@ -15,6 +15,7 @@ Who may do what:
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, time, timedelta
 from typing import Any
 
@@ -30,6 +31,7 @@ from django.utils.dateparse import parse_date, parse_datetime
 from django.utils.html import format_html
 
 from palace.admin import OpLogAdmin
+from palace.admin_audit import BODY, BODY_FIELDS
 from palace.models import OpLog
 from palace.oplog_classes import (
     ACTOR_CLASSES,
@@ -193,6 +195,19 @@ class UntilFilter(InputFilter):
 # --- the console ---------------------------------------------------------------------------------------------------
 
 
+def can_see_bodies(request: HttpRequest) -> bool:
+    return bool(request.user.has_perm("memory.view_memory_body"))
+
+
+def mask_bodies(value: Any) -> Any:
+    """`value` (an op row's detail) with every body-like key's value masked (palace.admin_audit.BODY_FIELDS)."""
+    if isinstance(value, dict):
+        return {k: (BODY if k in BODY_FIELDS and v not in ("", None) else mask_bodies(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [mask_bodies(v) for v in value]
+    return value
+
+
 def _url(name: str, *args: Any) -> str:
     try:
         return reverse(name, args=args)
@@ -254,6 +269,19 @@ class AuditConsoleAdmin(OpLogAdmin):
         link = _url("admin:memory_memory_revert", row.pk)
         return format_html('<a class="revert-link" href="{}">revert…</a>', link) if link else ""
 
+    def get_fields(self, request: HttpRequest, obj: OpLog | None = None) -> Any:
+        # A row's detail may quote what a person wrote about a memory (a forget's epitaph, a tombstone's): without
+        # `memory.view_memory_body` those keys are shown masked, like bodies everywhere else in the admin.
+        names = [f.name for f in OpLog._meta.fields]
+        return names if can_see_bodies(request) else ["detail_masked" if n == "detail" else n for n in names]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: OpLog | None = None) -> Any:
+        return self.get_fields(request, obj)
+
+    @admin.display(description="detail")
+    def detail_masked(self, row: OpLog) -> str:
+        return json.dumps(mask_bodies(row.detail), ensure_ascii=False, sort_keys=True, default=str)
+
     def get_list_display(self, request: HttpRequest) -> Any:
         shown = list(super().get_list_display(request))
         return shown if can_restore(request) else [c for c in shown if c != "revert_link"]
@@ -287,7 +315,11 @@ class AuditConsoleAdmin(OpLogAdmin):
         except IncorrectLookupParameters:
             return HttpResponseBadRequest("the filters are not valid")
         user: Any = request.user
-        rows = export_rows(queryset=queryset, reader=f"admin-export:{user.get_username()}")
+        rows = export_rows(
+            queryset=queryset,
+            reader=f"admin-export:{user.get_username()}",
+            mask=None if can_see_bodies(request) else mask_bodies,
+        )
         stamp = timezone.now().strftime("%Y%m%dT%H%M%SZ")
         if fmt == "csv":
             stream = csv_stream(rows)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
@@ -41,21 +41,24 @@ COLUMNS = (
 )
 
 
-def export_rows(*, queryset: QuerySet[OpLog], reader: str) -> Iterator[dict[str, Any]]:
-    """Every row of `queryset` (its filters kept, its order replaced by newest first), as plain dicts."""
+def export_rows(
+    *, queryset: QuerySet[OpLog], reader: str, mask: Callable[[Any], Any] | None = None
+) -> Iterator[dict[str, Any]]:
+    """Every row of `queryset` (its filters kept, its order replaced by newest first), as plain dicts; `mask`, when
+    given, is applied to each row's detail (the console masks body-like keys for staff who may not read bodies)."""
     last: int | None = None
     base = queryset.order_by("-pk").select_related("palace", "actor_user")
     while True:
         with acting_as_system(reader):
             page = list(base.filter(pk__lt=last)[:PAGE] if last is not None else base[:PAGE])
         for row in page:
-            yield _row(row)
+            yield _row(row, mask)
         if len(page) < PAGE:
             return
         last = page[-1].pk
 
 
-def _row(row: OpLog) -> dict[str, Any]:
+def _row(row: OpLog, mask: Callable[[Any], Any] | None = None) -> dict[str, Any]:
     username = row.actor_user.get_username() if row.actor_user is not None else ""
     changes = before_after(op=row.op, detail=row.detail, target_id=row.target_id)
     return {
@@ -81,7 +84,7 @@ def _row(row: OpLog) -> dict[str, Any]:
         "before_after": before_after_text(changes),
         "reason": row.reason,
         "request_id": row.request_id,
-        "detail": row.detail,
+        "detail": mask(row.detail) if mask is not None else row.detail,
     }
 
 

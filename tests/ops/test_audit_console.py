@@ -301,3 +301,28 @@ def test_console_query_count_does_not_grow_with_its_rows(
         large = rows_of(keeper.get(CONSOLE))
     assert large.count("<tr") >= small.count("<tr") + 20
     assert len(many.captured_queries) == len(few.captured_queries)
+
+
+def test_a_row_page_masks_what_was_written_about_a_memory_without_the_body_permission(
+    alice: Any, make_user: Callable[..., Any]
+) -> None:
+    personal = Palace.objects.get(personal_owner=alice)
+    saved = memory_save(palace=personal, actor=Actor.for_user(alice), content=BODY, kind="fact").memory
+    assert saved is not None
+    # As a tombstone's restore records the epitaph it cleared (memory/tombstones.py).
+    row = OpLog.objects.create(
+        op="memory.restore", actor_kind="user", actor_name="alice", actor_user=alice, palace=personal,
+        target_kind="memory", target_id=saved.pk, detail={"epitaph": "under the blue mug", "status": "active"},
+    )  # fmt: skip
+    page = f"{CONSOLE}{row.pk}/change/"
+    auditor = staff_client(make_user, "auditor", "view_oplog")
+    reader = staff_client(make_user, "reader", "view_oplog", "view_memory_body")
+    shown = auditor.get(page).content.decode()
+    assert "(body, not recorded)" in shown and "blue mug" not in shown
+    assert "blue mug" in reader.get(page).content.decode()  # the positive control: the body permission shows it
+    # The export likewise, for an exporter without the body permission (and with it, the positive control).
+    exporter = staff_client(make_user, "exporter", "view_oplog", "export_memory")
+    full = staff_client(make_user, "fullexporter", "view_oplog", "export_memory", "view_memory_body")
+    masked = streamed(exporter.get(EXPORT, {"format": "json", "memory": str(saved.pk)})).decode()
+    assert "(body, not recorded)" in masked and "blue mug" not in masked
+    assert "blue mug" in streamed(full.get(EXPORT, {"format": "json", "memory": str(saved.pk)})).decode()
