@@ -10,6 +10,7 @@ from memory.evidence import qualify_ref
 from memory.textproc import truncate_to_chars
 
 if TYPE_CHECKING:
+    from memory.entities import EntityTag
     from memory.evidence import Verdict
     from memory.jobs import DistillResult
     from memory.models import Memory
@@ -45,8 +46,13 @@ def memory_row(memory: Memory, labels: dict[int, str], *, max_chars: int | None 
     )
 
 
+def entity_tags(tags: list[EntityTag]) -> list[schemas.EntityTagOut]:
+    return [schemas.EntityTagOut(id=t.id, name=t.name, kind=t.kind, source=t.source) for t in tags]
+
+
 def save_item(index: int, result: SaveResult) -> schemas.SaveItemOut:
     memory = result.memory
+    linked = result.entities
     return schemas.SaveItemOut(
         index=index,
         disposition=result.disposition,  # type: ignore[arg-type]
@@ -60,6 +66,10 @@ def save_item(index: int, result: SaveResult) -> schemas.SaveItemOut:
         hint=result.hint,
         forgotten=result.forgotten,
         restored=result.restored,
+        entities=entity_tags(linked.tags) if linked is not None else [],
+        entities_by=linked.by if linked is not None else "",
+        entities_fallback=linked.fallback if linked is not None else "",
+        entities_error=linked.error if linked is not None else "",
     )
 
 
@@ -85,6 +95,7 @@ def search_out(
                 occurred_at=row.occurred_at,
                 cues=list(hit.cues),
                 open_edges=open_edges.get(row.id, []),
+                entities=entity_tags(hit.entities),
             )
         )
     return schemas.SearchOut(

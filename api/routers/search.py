@@ -55,6 +55,13 @@ class HitMemoryOut(Schema):
     source_turn: str
 
 
+class EntityTagOut(Schema):
+    id: int
+    name: str
+    kind: str
+    source: str
+
+
 class HitOut(Schema):
     ref: str
     label: str
@@ -62,6 +69,7 @@ class HitOut(Schema):
     coordinate: str | None
     cues: list[str]
     expanded_from: int | None
+    entities: list[EntityTagOut] = Field(description="the entities the memory is linked to")
     memory: HitMemoryOut
 
 
@@ -116,6 +124,7 @@ def _out(result: SearchResult) -> dict[str, Any]:
                 "coordinate": m.slot.coordinate if m.slot_id is not None and m.slot is not None else None,
                 "cues": hit.cues,
                 "expanded_from": hit.expanded_from,
+                "entities": [vars(t) for t in hit.entities],
                 "memory": {
                     "id": m.pk,
                     "palace": m.palace_id,
