@@ -230,7 +230,7 @@ Reply with one JSON object: {"entities": [{"name": "...", "kind": "...", "aliase
 
 def model_config() -> LLMConfig | None:
     """The chat model for extraction, or None when it is switched off or no model is configured."""
-    if not getattr(settings, "ATRIUM_ENTITIES_MODEL", True):
+    if not settings.ATRIUM_ENTITIES_MODEL:
         return None
     base_url, model = settings.ATRIUM_LLM_BASE_URL or "", settings.ATRIUM_LLM_MODEL or ""
     if not base_url or not model:
@@ -239,7 +239,7 @@ def model_config() -> LLMConfig | None:
         base_url=base_url,
         api_key=settings.ATRIUM_LLM_API_KEY or "",
         model=model,
-        timeout_s=float(getattr(settings, "ATRIUM_ENTITIES_TIMEOUT", 3.0)),
+        timeout_s=float(settings.ATRIUM_ENTITIES_TIMEOUT),
         max_retries=0,
     )
 

@@ -82,17 +82,21 @@ _COMMON = _words(
     remember remembered note notes use used using set update updated add added fix fixed bug run ran done dear
     mom dad mum mother father brother sister wife husband son daughter kids kid friend friends family mr mrs ms
     dr prof sir madam team everybody guys folks people man woman boy girl baby yours sincerely regards cheers
-    bye goodbye welcome true false none null todo fyi asap imo imho tbh image photo picture pic video link"""
+    bye goodbye welcome true false none null todo fyi asap imo imho tbh image photo picture pic video link
+    i'm i've i'll i'd it's that's what's let's there's here's he's she's we're we've they're you're you've
+    sometimes always never usually often anyways also plus meanwhile luckily hopefully unfortunately"""
 )
 _CALENDAR = _words(
     """monday tuesday wednesday thursday friday saturday sunday january february march april may june july august
-    september october november december jan feb mar apr jun jul aug sep sept oct nov dec christmas easter"""
+    september october november december jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu
+    thur thurs fri sat sun christmas easter"""
 )
 _ROLES = frozenset({"user", "assistant", "system", "human", "ai", "bot", "agent", "model", "tool", "developer"})
 _ACRONYM_STOP = frozenset(
     {"ok", "okay", "omg", "lol", "lmao", "tbh", "btw", "fyi", "asap", "imo", "imho", "idk", "tv", "am", "pm",
      "diy", "aka", "etc", "vs", "ps", "rip", "faq", "eta", "tba", "tbd", "wip", "nb", "ie", "eg", "bc"}
 )  # fmt: skip
+_TITLE_SMALL = frozenset({"with", "from", "into", "over", "upon", "about", "under", "without", "through"})
 _CONNECTORS = frozenset({"of", "de", "da", "del", "der", "van", "von", "la", "le", "du", "di", "y", "al", "bin"})
 _TITLES = frozenset({"mr", "mrs", "ms", "mx", "dr", "prof", "professor", "sir", "dame", "aunt", "uncle", "coach"})
 _SPEECH_VERBS = frozenset(
@@ -133,7 +137,9 @@ _SNAKE = re.compile(r"(?<![\w.])([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)(?![\w])
 _CAMEL = re.compile(r"(?<![\w.])([a-z][a-z0-9]*[A-Z][A-Za-z0-9]*)(?![\w])")
 _INNER_CAP = re.compile(r"(?<![\w.])((?:[A-Z][a-z0-9]+){1,}[A-Z][A-Za-z0-9]*)(?![\w])")
 _DOTTED = re.compile(r"(?<![\w.@/])([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+)(?![\w(])")
-_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+_WORD = re.compile(r"[^\W\d_](?:[\w'’-]*\w)?")
+# A quoted title: "Becoming Nicole", 'Embracing Identity', “A Dance with Dragons”.
+_QUOTED = re.compile(r"[\"“]([^\"“”\n]{2,80})[\"”]|(?<![\w])'([^'\n]{2,60})'(?![\w])")
 _SENTENCE_START = re.compile(r"(?:\A|[.!?…。！？:;\n]|\s[-–—]\s*)[\s\"'“‘(\[*_>#-]*\Z")
 _POSSESSIVE = re.compile(r"['’]s?$")
 
@@ -208,7 +214,7 @@ def _kind_for_name(words: list[str], *, before: str, after: str, people: frozens
     if normalise(" ".join(words)) in people or (len(words) == 1 and lowered[0] in people):
         return "person"
     prev = re.findall(r"[\w.]+", before[-12:])
-    if prev and prev[-1].rstrip(".").casefold() in _TITLES:
+    if prev and (prev[-1].rstrip(".").casefold() in _TITLES or prev[-1] == "named"):
         return "person"
     nxt = re.findall(r"\w+", after[:20])
     if nxt and nxt[0].casefold() in _SPEECH_VERBS:
@@ -222,12 +228,31 @@ def _kind_for_name(words: list[str], *, before: str, after: str, people: frozens
     return "other"
 
 
+def _titles(text: str) -> tuple[list[RuleMention], str]:
+    """Quoted titles in title case (every word of four or more letters capitalised, at most 8 words), and the
+    text with them blanked so the capitalised scan does not cut them into pieces."""
+    found: list[RuleMention] = []
+    for match in _QUOTED.finditer(text):
+        title = (match.group(1) or match.group(2)).strip(" .,!?")
+        words = title.split()
+        if not words or len(words) > 8 or not words[0][:1].isupper():
+            continue
+        if len(words) == 1 and title.casefold() in _COMMON:
+            continue  # "That" is one of…
+        if all(w[:1].isupper() or len(w) < 4 or w in _TITLE_SMALL for w in words) and any(c.islower() for c in title):
+            found.append(RuleMention(title, "other"))
+            text = text[: match.start()] + " " * (match.end() - match.start()) + text[match.end() :]
+    return found, text
+
+
 def _capitalised(text: str, *, people: frozenset[str]) -> list[RuleMention]:
     words = [(m.group(), m.start(), m.end()) for m in _WORD.finditer(text)]
     shouting = sum(c.isupper() for c in text) > 0.5 * max(1, sum(c.isalpha() for c in text))
 
     def starts_sentence(at: int) -> bool:
         before = text[:at]
+        if re.search(r"[\"“‘']\Z", before):
+            return True  # a quotation starts
         title = re.search(r"(\w+)\.\s*\Z", before)
         return bool(_SENTENCE_START.search(before)) and not (title and title.group(1).casefold() in _TITLES)
 
@@ -245,7 +270,14 @@ def _capitalised(text: str, *, people: frozenset[str]) -> list[RuleMention]:
         while j < len(words):
             gap = text[words[j - 1][2] : words[j][1]]
             word = words[j][0]
-            joins = word in _CONNECTORS and j + 1 < len(words) and _is_cap(words[j + 1][0])
+            # "Bank of America", "Lord of the Rings": one or two connectors between capitalised words.
+            nxt = [w for w, _, _ in words[j + 1 : j + 3]]
+            joins = (
+                word.casefold() in _CONNECTORS
+                and bool(nxt)
+                and (_is_cap(nxt[0]) or (len(nxt) > 1 and nxt[0] == "the" and _is_cap(nxt[1])))
+            )
+            joins = joins or (word == "the" and group and words[group[-1]][0] in _CONNECTORS)
             if gap == " " and (_is_cap(word) or joins):
                 group.append(j)
             else:
@@ -256,7 +288,7 @@ def _capitalised(text: str, *, people: frozenset[str]) -> list[RuleMention]:
         starts = [words[k][1] for k in group]
         while parts and (parts[0].casefold() in _COMMON or parts[0].casefold() in _CALENDAR):
             parts, starts = parts[1:], starts[1:]
-        while parts and (parts[-1].casefold() in _COMMON or parts[-1] in _CONNECTORS):
+        while parts and (parts[-1].casefold() in _COMMON or parts[-1] in _CONNECTORS or parts[-1] == "the"):
             parts, starts = parts[:-1], starts[:-1]
         if not parts:
             continue
@@ -339,10 +371,12 @@ def rule_mentions(text: str, *, people: frozenset[str] = frozenset()) -> list[Ru
     text = unicodedata.normalize("NFKC", _REDACTED.sub(" ", text))
     urls = _URL.findall(text)
     plain = _URL.sub(" ", text)
+    titles, untitled = _titles(_DOTTED.sub(" ", _BACKTICK.sub(" ", _REPO_URL.sub(" ", plain))))
     found = [
         *_handles_and_repos(plain, urls),
         *_code(_REPO_URL.sub(" ", plain)),
-        *_capitalised(_DOTTED.sub(" ", _BACKTICK.sub(" ", _REPO_URL.sub(" ", plain))), people=people),
+        *titles,
+        *_capitalised(untitled, people=people),
         *_chinese(plain),
     ]
     seen: set[str] = set()
