@@ -440,22 +440,48 @@ def entities_for_memories(memory_ids: Iterable[int]) -> dict[int, list[EntityTag
     return out
 
 
+# A named entity cues only the memories it singles out: one linked to more than ENTITY_MAX_SHARE of the searched
+# palaces' memories (and to more than FEW_LINKS) — a palace's main person, its own project — says little about which
+# memory answers, like a common word. Both counts are bounded, so the statement stays cheap in a large palace.
+ENTITY_MAX_SHARE = float(__import__("os").environ.get("ATRIUM_EXP_SHARE", "0.1"))  # EXP
+COUNT_CAP = 20_000
+FEW_LINKS = 5  # ...but an entity with this few links always cues (a small palace)
+
 _CUES_SQL = """
-SELECT me.memory_id, e.id FROM memory_entity e JOIN memory_memoryentity me ON me.entity_id = e.id
-WHERE e.palace_id = ANY(%s) AND e.merged_into_id IS NULL AND (e.key = ANY(%s) OR e.alias_keys && %s::varchar[])
-  AND me.memory_id = ANY(%s)
+WITH named AS (
+    SELECT e.id FROM memory_entity e
+    WHERE e.palace_id = ANY(%(palaces)s) AND e.merged_into_id IS NULL
+      AND (e.key = ANY(%(keys)s) OR e.alias_keys && %(keys)s::varchar[])
+), total AS (
+    SELECT count(*) AS n FROM (SELECT 1 FROM memory_memory m WHERE m.palace_id = ANY(%(palaces)s) LIMIT %(cap)s) t
+), singling AS (
+    SELECT n.id FROM named n, total
+    WHERE (SELECT count(*) FROM (SELECT 1 FROM memory_memoryentity x WHERE x.entity_id = n.id LIMIT %(cap)s) l)
+          <= greatest(%(share)s * total.n, %(few)s)
+)
+SELECT me.memory_id, me.entity_id FROM singling s JOIN memory_memoryentity me ON me.entity_id = s.id
+WHERE me.memory_id = ANY(%(ids)s)
 """
 
 
 def entity_cues(*, palaces: list[int], query: str, memory_ids: list[int]) -> dict[int, list[int]]:
-    """Which of `memory_ids` are linked to an entity the query names (by name or alias), as memory → entity ids:
-    the query's n-grams against the palaces' keys and alias keys, joined to the links, in one statement."""
+    """Which of `memory_ids` are linked to an entity the query names (by name or alias) that singles them out (at
+    most ENTITY_MAX_SHARE of the palaces' memories link to it), as memory → entity ids: the query's n-grams against
+    the palaces' keys and alias keys, joined to the links, in one statement."""
     keys = text_keys(query)
     if not keys or not memory_ids or not palaces:
         return {}
     out: dict[int, list[int]] = {}
+    params: dict[str, Any] = {
+        "palaces": palaces,
+        "keys": keys,
+        "ids": memory_ids,
+        "cap": COUNT_CAP,
+        "share": ENTITY_MAX_SHARE,
+        "few": FEW_LINKS,
+    }
     with connection.cursor() as cursor:
-        cursor.execute(_CUES_SQL, [palaces, keys, keys, memory_ids])
+        cursor.execute(_CUES_SQL, params)
         for memory_id, entity_id in cursor.fetchall():
             out.setdefault(int(memory_id), []).append(int(entity_id))
     return out

@@ -346,3 +346,19 @@ def test_entities_never_cross_palaces(alice: Any, bob: Any, save: Save, alice_pa
     assert set(entity_cues(palaces=[alice_palace.pk], query="Zephyrine", memory_ids=[mine.memory.pk])) == {
         mine.memory.pk
     }
+
+
+def test_an_entity_most_memories_link_to_gives_no_cue(alice: Any, save: Save) -> None:
+    """Like a common word: the palace's main person singles nothing out (more than FEW_LINKS links and more than
+    ENTITY_MAX_SHARE of the memories); a rare entity in the same query still cues its memories."""
+    topics = ["budget", "roadmap", "hiring", "offsite", "pricing", "security", "support", "billing"]
+    for topic in topics:
+        save(f"Caroline wrote the {topic} notes for the planning review.", entities=["Caroline"])
+    rare = save("Zephyrine checked the pricing notes for the planning review.", entities=["Zephyrine"])
+    assert Entity.objects.get(key="caroline").memory_links.count() > entities.FEW_LINKS  # some saves merge
+
+    result = _search(alice, "Caroline and Zephyrine: the pricing notes for the planning review")
+    labelled = {h.memory.pk: h.label for h in result.hits}
+    assert labelled[rare.memory.pk].endswith("+ ent")  # type: ignore[union-attr]
+    assert [pk for pk, label in labelled.items() if "ent" in label] == [rare.memory.pk]  # type: ignore[union-attr]
+    assert all(any(t.name == "Caroline" for t in h.entities) for h in result.hits if h.memory.pk != rare.memory.pk)  # type: ignore[union-attr]
