@@ -285,8 +285,6 @@ def _known(*, palace: Palace, text: str) -> list[Mention]:
 
 
 def _speaker(speaker: str) -> list[Mention]:
-    if __import__("os").environ.get("ATRIUM_EXP_NO_SPEAKER"):  # EXP
-        return []
     if not speaker or is_role_name(speaker) or not speaker[:1].isupper():
         return []
     return [Mention(name=speaker, kind=Entity.Kind.PERSON, source=RULES)]
@@ -443,7 +441,7 @@ def entities_for_memories(memory_ids: Iterable[int]) -> dict[int, list[EntityTag
 # A named entity cues only the memories it singles out: one linked to more than ENTITY_MAX_SHARE of the searched
 # palaces' memories (and to more than FEW_LINKS) — a palace's main person, its own project — says little about which
 # memory answers, like a common word. Both counts are bounded, so the statement stays cheap in a large palace.
-ENTITY_MAX_SHARE = float(__import__("os").environ.get("ATRIUM_EXP_SHARE", "0.1"))  # EXP
+ENTITY_MAX_SHARE = 0.1
 COUNT_CAP = 20_000
 FEW_LINKS = 5  # ...but an entity with this few links always cues (a small palace)
 

@@ -13,7 +13,7 @@ matched anywhere, memory.entities) — so each rule asks for positive evidence o
    names ("memory.search", "Node.js"); package names after an install command ("pip install httpx", "npm i
    react"), pinned versions ("django==6.1", "react@18") and scoped packages ("@types/node").
 4. @handles ("@alice", not e-mail addresses) and repositories ("github.com/org/repo", or a bare owner/repo whose
-   parts are not common words).
+   parts are not common words and look like code: a hyphen, dot, underscore, digit or inner capital).
 5. Chinese person names: one of the common surnames below followed by one or two ideographs, where the name is
    bounded on both sides (start/end of text, a non-ideograph, or a function word or speech verb such as 的 说 和
    跟 是 在 — see `_CJK_AFTER` / `_CJK_BEFORE`); surnames that are also everyday words (高 于 方 白 周 …) only with
@@ -277,7 +277,7 @@ def _capitalised(text: str, *, people: frozenset[str]) -> list[RuleMention]:
                 and bool(nxt)
                 and (_is_cap(nxt[0]) or (len(nxt) > 1 and nxt[0] == "the" and _is_cap(nxt[1])))
             )
-            joins = joins or (word == "the" and group and words[group[-1]][0] in _CONNECTORS)
+            joins = joins or (word == "the" and bool(group) and words[group[-1]][0] in _CONNECTORS)
             if gap == " " and (_is_cap(word) or joins):
                 group.append(j)
             else:
@@ -359,8 +359,8 @@ def _handles_and_repos(text: str, urls: list[str]) -> list[RuleMention]:
             continue  # dates and fractions
         if {owner.casefold(), repo.casefold()} & (_COMMON | _SLASH_WORDS):
             continue
-        if owner[:1].isupper() and repo[:1].isupper() and "-" not in owner + repo:
-            continue  # "TCP/IP", "Mac/Linux": alternatives, not a repository
+        if not re.search(r"[-_.\d]|[a-z][A-Z]", owner + repo):
+            continue  # "TCP/IP", "advice/assistance": alternatives; a bare repository name looks like code
         found.append(RuleMention(f"{owner}/{repo}", "project"))
     return found
 

@@ -50,7 +50,7 @@ HOP_SHARE = 0.2
 EPISODE_SHARE = 0.2
 EPISODE_GAP = timedelta(minutes=30)
 SPEAKER_CUE = 0.2
-ENTITY_CUE = float(__import__("os").environ.get("ATRIUM_EXP_ENTITY_CUE", "0.1"))  # EXP
+ENTITY_CUE = 0.1
 # Cosines are scaled over the candidates' range, but never a range narrower than this: in a small palace two
 # candidates 0.01 apart must not look a whole unit apart (measured the same on LoCoMo as an unbounded range).
 COSINE_SPREAD = 0.1
