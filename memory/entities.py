@@ -440,25 +440,27 @@ def entities_for_memories(memory_ids: Iterable[int]) -> dict[int, list[EntityTag
 
 # A named entity cues only the memories it singles out: one linked to more than ENTITY_MAX_SHARE of the searched
 # palaces' memories (and to more than FEW_LINKS) — a palace's main person, its own project — says little about which
-# memory answers, like a common word. Both counts are bounded, so the statement stays cheap in a large palace.
+# memory answers, like a common word. Both counts are bounded, so the statement stays cheap in a large palace. What
+# the entity itself said is left to the speaker cue (memory.search_rank): the link to a speaker is for the lexicon.
 ENTITY_MAX_SHARE = 0.1
 COUNT_CAP = 20_000
 FEW_LINKS = 5  # ...but an entity with this few links always cues (a small palace)
 
 _CUES_SQL = """
 WITH named AS (
-    SELECT e.id FROM memory_entity e
+    SELECT e.id, e.key FROM memory_entity e
     WHERE e.palace_id = ANY(%(palaces)s) AND e.merged_into_id IS NULL
       AND (e.key = ANY(%(keys)s) OR e.alias_keys && %(keys)s::varchar[])
 ), total AS (
     SELECT count(*) AS n FROM (SELECT 1 FROM memory_memory m WHERE m.palace_id = ANY(%(palaces)s) LIMIT %(cap)s) t
 ), singling AS (
-    SELECT n.id FROM named n, total
+    SELECT n.id, n.key FROM named n, total
     WHERE (SELECT count(*) FROM (SELECT 1 FROM memory_memoryentity x WHERE x.entity_id = n.id LIMIT %(cap)s) l)
           <= greatest(%(share)s * total.n, %(few)s)
 )
 SELECT me.memory_id, me.entity_id FROM singling s JOIN memory_memoryentity me ON me.entity_id = s.id
-WHERE me.memory_id = ANY(%(ids)s)
+JOIN memory_memory m ON m.id = me.memory_id
+WHERE me.memory_id = ANY(%(ids)s) AND lower(btrim(m.speaker)) <> s.key
 """
 
 

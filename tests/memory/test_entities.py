@@ -362,3 +362,15 @@ def test_an_entity_most_memories_link_to_gives_no_cue(alice: Any, save: Save) ->
     assert labelled[rare.memory.pk].endswith("+ ent")  # type: ignore[union-attr]
     assert [pk for pk, label in labelled.items() if "ent" in label] == [rare.memory.pk]  # type: ignore[union-attr]
     assert all(any(t.name == "Caroline" for t in h.entities) for h in result.hits if h.memory.pk != rare.memory.pk)  # type: ignore[union-attr]
+
+
+def test_the_speaker_is_linked_but_left_to_the_speaker_cue(alice: Any, save: Save) -> None:
+    said = save("I checked the pricing notes for the planning review.", speaker="Zephyrine", kind="episode")
+    about = save("Ask Zephyrine about the pricing notes before the planning review.")
+    assert links(said.memory) == {"Zephyrine": "rules"}  # what someone said is part of what we know about them
+    assert links(about.memory) == {"Zephyrine": "rules"}
+
+    result = _search(alice, "Zephyrine and the pricing notes for the planning review")
+    labels = {h.memory.pk: h.label for h in result.hits}
+    assert labels[about.memory.pk].endswith("+ ent")  # type: ignore[union-attr]
+    assert "ent" not in labels[said.memory.pk]  # type: ignore[union-attr]
