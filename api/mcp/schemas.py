@@ -158,7 +158,10 @@ class SaveOut(Out):
 class SearchHit(Out):
     id: int
     ref: str = Field(description="cite this in memory_assess evidenceRefs")
-    label: str = Field(description='how it was found, e.g. "sem#2 + lex#1", "lex#3", "edge:next from #12"')
+    label: str = Field(
+        description='how it was found, e.g. "sem#2 + lex#1", "lex#3", "edge:next from #12"; "+ ent": linked to an '
+        "entity the query names"
+    )
     score: float
     kind: str
     coordinate: str | None
