@@ -511,6 +511,7 @@ def memory_save_batch(
             previous_content[p.source_session] = p.content
     vectors, degraded = embed_texts([embedding for _, embedding in texts]) if prepared else ([], [])
     for (index, p), (search_text, _), vector in zip(prepared, texts, vectors, strict=True):
+        extraction = _extract(palace, p)  # outside the transaction: a model may be asked
         try:
             with transaction.atomic():
                 results[index] = _save_prepared(
@@ -523,7 +524,7 @@ def memory_save_batch(
                     search_text=search_text,
                     previous=_previous_in_session(palace=palace, source_session=p.source_session),
                     now=now,
-                    extraction=_extract(palace, p),
+                    extraction=extraction,
                 )
         except Exception as exc:  # one bad item must not sink the batch; it is reported, never swallowed
             log.exception("batch item %s failed", index)
