@@ -374,3 +374,13 @@ def test_the_speaker_is_linked_but_left_to_the_speaker_cue(alice: Any, save: Sav
     labels = {h.memory.pk: h.label for h in result.hits}
     assert labels[about.memory.pk].endswith("+ ent")  # type: ignore[union-attr]
     assert "ent" not in labels[said.memory.pk]  # type: ignore[union-attr]
+
+
+def test_a_known_chinese_name_is_found_where_the_rule_cannot_bound_it(save: Save, alice_palace: Palace) -> None:
+    assert "张伟" not in names("下午和张伟开会讨论预算")  # the rule needs a boundary after the name
+    save("张伟负责预算审核。", entities=[{"name": "张伟", "kind": "person", "aliases": ["阿伟"]}])
+    later = save("下午和张伟开会讨论预算")
+    assert links(later.memory) == {"张伟": "rules"}  # a known name, by the ideograph n-grams of the text
+    by_alias = save("阿伟说预算已经批了")
+    assert links(by_alias.memory) == {"张伟": "rules"}
+    assert Entity.objects.filter(palace=alice_palace).count() == 1
