@@ -385,6 +385,10 @@ ATRIUM_SEARCH_FLOOR = env_float("ATRIUM_SEARCH_FLOOR", 0.0, low=-1.0, high=1.0) 
 # Query rewriting by the optional LLM (on when a model is configured) and how long a search waits for it.
 ATRIUM_SEARCH_REWRITE = env_bool("ATRIUM_SEARCH_REWRITE", True)
 ATRIUM_SEARCH_REWRITE_TIMEOUT = env_float("ATRIUM_SEARCH_REWRITE_TIMEOUT", 2.0, low=0.1, high=60.0)
+# Entity extraction at write time by the optional LLM (on when a model is configured; rules otherwise and on any
+# failure) and how long a save waits for it (memory.entities).
+ATRIUM_ENTITIES_MODEL = env_bool("ATRIUM_ENTITIES_MODEL", True)
+ATRIUM_ENTITIES_TIMEOUT = env_float("ATRIUM_ENTITIES_TIMEOUT", 3.0, low=0.1, high=60.0)
 # Evidence verdicts (memory_assess) one user may record per minute: each is an op-log row every member sees.
 ATRIUM_ASSESS_PER_MINUTE = env_int("ATRIUM_ASSESS_PER_MINUTE", 30, minimum=1)
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 
+from memory.entity_rules import normalise
 from memory.models_knowledge import Entity, Fact, MemoryEntity
 from memory.save_input import clean_line
 from palace.actors import Actor
@@ -34,15 +35,9 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def _key(text: str) -> str:
-    """The normalised form a name is matched by: NFKC, casefolded, inner whitespace collapsed, punctuation stripped
-    at both ends. A private stand-in for memory.entities.normalise_name (same rule), to be swapped for it."""
-    text = " ".join(_CONTROL.sub(" ", unicodedata.normalize("NFKC", text)).casefold().split())
-    start, end = 0, len(text)
-    while start < end and (unicodedata.category(text[start]).startswith("P") or text[start].isspace()):
-        start += 1
-    while end > start and (unicodedata.category(text[end - 1]).startswith("P") or text[end - 1].isspace()):
-        end -= 1
-    return text[start:end]
+    """The normalised form a name is matched by: the lexicon's rule (memory.entity_rules.normalise), control
+    characters first turned into spaces."""
+    return normalise(_CONTROL.sub(" ", text))
 
 
 def _clean_name(raw: str, what: str) -> tuple[str, str]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import difflib
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
@@ -25,6 +24,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from memory.entity_rules import normalise
 from memory.models import Entity, Fact, MemoryEntity
 from memory.redaction import scrub_inbound_text
 from palace.actors import Actor
@@ -45,12 +45,9 @@ _END_PUNCTUATION = re.compile(r"^[\s\W_]+|[\s\W_]+$", re.UNICODE)
 
 
 def fact_name_key(name: str) -> str:
-    """A name as entities are keyed: NFKC, casefolded, whitespace collapsed, punctuation stripped at both ends.
-
-    The same rule as memory.entities.normalise_name (written alongside by another change); the integrator keeps
-    one of the two. Words inside keep their punctuation ("node.js", "c++" loses only the trailing "++")."""
-    folded = " ".join(unicodedata.normalize("NFKC", name).casefold().split())
-    return _END_PUNCTUATION.sub("", folded)
+    """A name as entities are keyed (memory.entity_rules.normalise: NFKC, casefolded, whitespace collapsed,
+    punctuation stripped at both ends, symbols such as + # @ kept)."""
+    return normalise(name)
 
 
 # --- writing ---------------------------------------------------------------------------------------------------

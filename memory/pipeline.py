@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from memory import dispositions, judge, tombstones
 from memory.embeddings import EmbedderUnavailable, embed_passages, embedder_model_name
+from memory.entities import Extraction, Linked, entities_extract, entities_link
 from memory.importance import importance_for
 from memory.models import HALF_DISTANCE, Edge, Memory, vector_literal
 from memory.save_input import (
@@ -61,6 +62,7 @@ class SaveResult:
     hint: str = ""
     forgotten: int | None = None  # a forgotten memory the content restates (memory/tombstones.py)
     restored: bool = False  # ...which this save restored (restore: true) instead of saving a copy
+    entities: Linked | None = None  # the entities linked to `memory` (memory/entities.py), and who found them
 
 
 @dataclass
@@ -166,8 +168,10 @@ def _merge(
     actor: Actor,
     similarity: float,
     now: datetime,
+    entities: Linked,
 ) -> Memory:
-    """Reinforce an existing memory with a restatement: confidence up, a hit, the new provenance kept."""
+    """Reinforce an existing memory with a restatement: confidence up, a hit, the new provenance kept, the
+    restatement's entities linked to it."""
     target = Memory.objects.select_for_update().get(pk=target_id)
     target.confidence = min(1.0, round(target.confidence + CONFIDENCE_MERGE_STEP, 6))
     target.hit_count += 1
@@ -191,6 +195,7 @@ def _merge(
             "turn": p.source_turn,
             "redactions": p.redactions,
             "confidence": target.confidence,
+            "entities": entities.detail(),
         },
     )
     return target
@@ -267,8 +272,9 @@ def _save_prepared(
     search_text: str,
     previous: Memory | None,
     now: datetime,
+    extraction: Extraction,
 ) -> SaveResult:
-    """Steps 5-6 of the pipeline, inside one transaction: dispose, write, slot, link, op row."""
+    """Steps 5-6 of the pipeline, inside one transaction: dispose, write, slot, link (edges, entities), op row."""
     with transaction.atomic():
         _lock_palace(palace)
         judged = judge.Judged(dispositions.Disposition(dispositions.ACCEPT))
@@ -277,6 +283,7 @@ def _save_prepared(
             judged = judge.judge_dispose(content=p.content, kind=p.kind, speaker=p.speaker, neighbours=neighbours)
         decision = judged.disposition
         if decision.merge_into is not None:
+            linked = entities_link(palace=palace, memory_id=decision.merge_into.id, extraction=extraction, now=now)
             target = _merge(
                 target_id=decision.merge_into.id,
                 p=p,
@@ -284,6 +291,7 @@ def _save_prepared(
                 actor=actor,
                 similarity=decision.merge_into.similarity,
                 now=now,
+                entities=linked,
             )
             judge.adjudications_record(palace=palace, judged=judged, new_memory=None, new_text=p.content, edges={})
             hint = f"restates {judge.describe(decision.merge_into)}; reinforced it instead of saving a copy"
@@ -294,6 +302,7 @@ def _save_prepared(
                 redactions=p.redactions,
                 degraded=degraded,
                 hint=judge.save_hint(judged, {}) if judged.rulings else hint,
+                entities=linked,
             )
         tomb = (
             None
@@ -314,6 +323,7 @@ def _save_prepared(
         memory = create_memory(
             palace=palace, p=p, source=source, actor=actor, vector=vector, search_text=search_text, now=now
         )
+        linked = entities_link(palace=palace, memory_id=memory.pk, extraction=extraction, now=now)
         edges = {
             suspect.id: Edge.objects.create(
                 palace=palace,
@@ -351,6 +361,7 @@ def _save_prepared(
                 "judged_by": sorted({"model" if r.model_took_part else "rules" for r in judged.rulings}),
                 "degraded": degraded,
                 "importance": memory.importance,
+                "entities": linked.detail(),
             },
         )
     return SaveResult(
@@ -361,6 +372,7 @@ def _save_prepared(
         redactions=p.redactions,
         degraded=degraded,
         hint=hint,
+        entities=linked,
     )
 
 
@@ -394,6 +406,7 @@ def memory_save(
     importance: float | None = None,
     enrol_review: bool | None = None,
     restore: bool = False,
+    entities: object = None,
     now: datetime | None = None,
 ) -> SaveResult:
     """Save one memory through the write pipeline (DESIGN.md, "The write pipeline").
@@ -404,7 +417,9 @@ def memory_save(
     4. embed the passage text (on failure: no vector, degraded ["embedder"], ACCEPT);
     5. dispose against the nearest active memories of the same palace: MERGE / DEFER / ACCEPT; content restating a
        forgotten memory is DEFERred with its epitaph, or restores it when `restore` (memory/tombstones.py);
-    6. slot, enrol for review, link the previous turn of the same session, write the op row — one transaction.
+    6. slot, enrol for review, link the previous turn of the same session and the entities it mentions (`entities`:
+       the ones the agent states, [{name, kind?, aliases?}]; memory/entities.py), write the op row — one
+       transaction.
 
     The caller has already resolved `palace` for writing through palace.selectors.palace_get(write=True).
     """
@@ -422,6 +437,7 @@ def memory_save(
         importance=importance,
         enrol_review=enrol_review,
         restore=restore,
+        entities=entities,
     )
     p = prepare_item(item, now=now)
     if p.low_entropy:
@@ -439,7 +455,13 @@ def memory_save(
         search_text=search_text,
         previous=previous,
         now=now,
+        extraction=_extract(palace, p),
     )
+
+
+def _extract(palace: Palace, p: Prepared) -> Extraction:
+    """The entity mentions of a prepared item, found before the save transaction (a model may be asked)."""
+    return entities_extract(palace=palace, text=p.content, speaker=p.speaker, stated=p.entities)
 
 
 def memory_save_batch(
@@ -489,6 +511,7 @@ def memory_save_batch(
             previous_content[p.source_session] = p.content
     vectors, degraded = embed_texts([embedding for _, embedding in texts]) if prepared else ([], [])
     for (index, p), (search_text, _), vector in zip(prepared, texts, vectors, strict=True):
+        extraction = _extract(palace, p)  # outside the transaction: a model may be asked
         try:
             with transaction.atomic():
                 results[index] = _save_prepared(
@@ -501,6 +524,7 @@ def memory_save_batch(
                     search_text=search_text,
                     previous=_previous_in_session(palace=palace, source_session=p.source_session),
                     now=now,
+                    extraction=extraction,
                 )
         except Exception as exc:  # one bad item must not sink the batch; it is reported, never swallowed
             log.exception("batch item %s failed", index)

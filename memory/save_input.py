@@ -12,6 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from memory.entities import Mention, stated_entities
 from memory.models import Memory
 from memory.redaction import redact, strip_protocol_tags
 from memory.textproc import is_low_entropy
@@ -39,8 +40,11 @@ class SaveItem:
     importance: float | None = None
     enrol_review: bool | None = None
     restore: bool = False  # content matching a forgotten memory restores it instead of deferring (tombstones)
+    # Entities the agent states itself: [{name, kind?, aliases?}] (memory.entities.stated_entities checks them).
+    entities: object = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "entities", stated_entities(self.entities))
         if self.kind not in KINDS:
             raise InvalidInput(f"kind must be one of {', '.join(KINDS)}", field="kind")
         if not isinstance(self.content, str):
@@ -97,6 +101,7 @@ class Prepared:
     restore: bool
     redactions: list[str]
     low_entropy: bool
+    entities: tuple[Mention, ...] = ()
 
 
 # --- cleaning ----------------------------------------------------------------------------------------------------
@@ -140,6 +145,7 @@ def prepare_item(item: SaveItem, *, now: datetime) -> Prepared:
         restore=item.restore,
         redactions=sorted(set(scrubbed.types) | set(placard_scrubbed.types)),
         low_entropy=is_low_entropy(text),
+        entities=stated_entities(item.entities),
     )
 
 

@@ -17,8 +17,10 @@
    named in `degraded`.
 5. Ranking (memory.search_rank): the similarity floor (a candidate sharing no word with the query and below the
    embedder's floor is not a hit), score-aware fusion, one hop over edges, episode context, the speaker cue, the
-   recency and proof boosts. A search where nothing passes says so: `matched` is False and there are no hits.
-6. Cues (neighbouring slots of the same room) for the top hits, an evidence batch, and reinforcement: an
+   entity cue (memory.entities.entity_cues: one indexed statement), the recency and proof boosts. A search where
+   nothing passes says so: `matched` is False and there are no hits.
+6. Cues (neighbouring slots of the same room) for the top hits, the entity tags of every hit (one query), an
+   evidence batch, and reinforcement: an
    AccessRecord per hit plus hit_count/last_accessed_at, in one statement. Retrievals are not mutations: no
    op-log rows. Reinforcement is shared ranking state, so it counts only hits in palaces the user may write
    (owner or editor): a viewer's searches leave a project palace as they found it. Doors pass
@@ -42,6 +44,7 @@ from django.db import connection
 from django.utils import timezone
 
 from memory.embeddings import EmbedderUnavailable, embed_query_soon, embedder_model_name
+from memory.entities import EntityTag, entities_for_memories, entity_cues
 from memory.facts import FactView, facts_for_memories
 from memory.models import Memory
 from memory.search_arms import common_in_scope, expand, filter_sql, lexical_arm, lexical_plan, semantic_arm
@@ -77,6 +80,7 @@ class Hit:
     cues: list[str] = field(default_factory=list)
     # The facts of the entities this memory is linked to, true at the search's as_of / known_at (or now).
     facts: list[FactView] = field(default_factory=list)
+    entities: list[EntityTag] = field(default_factory=list)  # the entities this memory is linked to
 
 
 @dataclass
@@ -200,8 +204,10 @@ def _retrieve(
     below = apply_floor(found, floor)
     matched = bool(found)
     edges = expand(parents=list(found), vector=vector, where=where, params=params) if found else []
+    candidates = [*found, *(row.id for row, _, _ in edges)]
+    linked = entity_cues(palaces=palaces, query=query, memory_ids=candidates) if found else {}
     return _Retrieved(
-        ranked=rank(found, edges=edges, named=cued, now=now),
+        ranked=rank(found, edges=edges, named=cued, now=now, entity_linked=frozenset(linked)),
         mode="hybrid" if vector is not None else "lexical",
         degraded=degraded,
         common=common_in_scope(plan=plan, palaces=palaces),
@@ -370,6 +376,9 @@ def memory_search(
     hits = _hits(found.ranked[:limit])
     _cues(hits)
     _facts(hits, as_of=as_of, known_at=known_at, now=now)
+    tags = entities_for_memories(hit.memory.pk for hit in hits)
+    for hit in hits:
+        hit.entities = tags.get(hit.memory.pk, [])
     batch = None
     reinforced: list[Hit] = []
     if reinforce and hits:

@@ -22,7 +22,9 @@ and agent-written facts alike:
    memory has one (a transcript's session), else a run of one author's saves less than EPISODE_GAP apart (the facts
    an agent saves in one working session). Each candidate gains EPISODE_SHARE of the best other candidate of its
    episode.
-5. Speaker cue: a question naming exactly one known person adds SPEAKER_CUE to what that person said.
+5. Speaker cue: a question naming exactly one known person adds SPEAKER_CUE to what that person said. Entity cue:
+   a memory linked to an entity the question names (by name or alias, memory.entities.entity_cues) gains
+   ENTITY_CUE, labelled `ent`.
 6. Boosts (multiplicative): recency of last access, proof (hit count) and confidence, weights from the settings.
    Confidence enters as (1 + w_c * (confidence − 0.7)), relative to the confidence every memory starts with: a
    memory nothing has reinforced or discredited scores exactly as before (w_c 0.2: from ×0.86 at confidence 0 to
@@ -48,6 +50,7 @@ HOP_SHARE = 0.2
 EPISODE_SHARE = 0.2
 EPISODE_GAP = timedelta(minutes=30)
 SPEAKER_CUE = 0.2
+ENTITY_CUE = 0.1
 # Cosines are scaled over the candidates' range, but never a range narrower than this: in a small palace two
 # candidates 0.01 apart must not look a whole unit apart (measured the same on LoCoMo as an unbounded range).
 COSINE_SPREAD = 0.1
@@ -72,6 +75,7 @@ class Candidate:
     edge_kind: str = ""
     score: float = 0.0
     via: str = ""  # the rewritten query that found it (memory.search_rewrite), "" for the query as given
+    entity: bool = False  # linked to an entity the query names (step 5): labelled "ent"
 
     @property
     def memory_id(self) -> int:
@@ -83,6 +87,8 @@ class Candidate:
             found = f"edge:{self.edge_kind} from #{self.expanded_from}"
         else:
             found = " + ".join(f"{arm}#{self.ranks[arm]}" for arm in ("sem", "lex") if arm in self.ranks)
+        if self.entity:
+            found += " + ent"
         return f"{found} via {self.via}" if self.via else found
 
 
@@ -224,14 +230,23 @@ def _boost(candidate: Candidate, *, now: datetime) -> float:
 
 
 def rank(
-    found: dict[int, Candidate], *, edges: list[tuple[Row, int, str]], named: list[str], now: datetime
+    found: dict[int, Candidate],
+    *,
+    edges: list[tuple[Row, int, str]],
+    named: list[str],
+    now: datetime,
+    entity_linked: frozenset[int] = frozenset(),
 ) -> list[Candidate]:
-    """Steps 2-6 of the module docstring over the floored pool; best first (ties: the newer memory)."""
+    """Steps 2-6 of the module docstring over the floored pool; best first (ties: the newer memory).
+    `entity_linked`: the memories linked to an entity the query names."""
     _fuse(found, edges)
     base = {m: c.fused for m, c in found.items()}
     _hop(found, edges, base)
     _episode_context(found, base)
     for c in found.values():
         cue = SPEAKER_CUE if len(named) == 1 and c.row.speaker == named[0] else 0.0
+        if c.memory_id in entity_linked:
+            c.entity = True
+            cue += ENTITY_CUE
         c.score = (c.fused + cue) * _boost(c, now=now)
     return sorted(found.values(), key=lambda c: (-c.score, -c.memory_id))

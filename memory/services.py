@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory.edges import edges_close_open
+from memory.entities import entities_extract, entities_link
 from memory.models import Memory
 from memory.pipeline import (
     SaveItem,
@@ -93,7 +94,12 @@ def memory_update(
     source = check_source(source)
     reason = clean_line(reason, "reason", 500)
     # Cheap checks first (visibility, write role, state) so a doomed request does not pay for an embedding.
-    current = Memory.objects.filter(pk=memory_id).only("id", "palace_id", "kind", "placard", "speaker").first()
+    current = (
+        Memory.objects.filter(pk=memory_id)
+        .select_related("palace")
+        .only("id", "palace", "kind", "placard", "speaker")
+        .first()
+    )
     if current is None:
         raise NotFound("memory not found")
     memory_writable(actor=actor, palace_id=current.palace_id)
@@ -109,6 +115,7 @@ def memory_update(
         raise InvalidInput("the correction carries no information (too short or only an acknowledgement)")
     search_text, embedding_text = derived_texts(p, "")
     vectors, degraded = embed_texts([embedding_text])
+    extraction = entities_extract(palace=current.palace, text=p.content, speaker=p.speaker)
     with transaction.atomic():
         old = memory_lock(memory_id=memory_id, actor=actor)
         if old.status == Memory.Status.SUPERSEDED:
@@ -132,6 +139,7 @@ def memory_update(
             now=now,
             supersedes=old,
         )
+        linked = entities_link(palace=old.palace, memory_id=new.pk, extraction=extraction, now=now)
         old.status = Memory.Status.SUPERSEDED
         old.save(update_fields=["status", "updated_at"])
         closed = edges_close_open(
@@ -152,6 +160,7 @@ def memory_update(
                 "degraded": degraded,
                 "slot": new.slot.coordinate if new.slot is not None else None,
                 "closed_edges": closed,
+                "entities": linked.detail(),
             },
         )
     return new

@@ -10,6 +10,7 @@ from memory.evidence import qualify_ref
 from memory.textproc import truncate_to_chars
 
 if TYPE_CHECKING:
+    from memory.entities import EntityTag
     from memory.evidence import Verdict
     from memory.facts import FactsQueryResult, FactsWriteResult, FactView
     from memory.jobs import DistillResult
@@ -46,8 +47,13 @@ def memory_row(memory: Memory, labels: dict[int, str], *, max_chars: int | None 
     )
 
 
+def entity_tags(tags: list[EntityTag]) -> list[schemas.EntityTagOut]:
+    return [schemas.EntityTagOut(id=t.id, name=t.name, kind=t.kind, source=t.source) for t in tags]
+
+
 def save_item(index: int, result: SaveResult) -> schemas.SaveItemOut:
     memory = result.memory
+    linked = result.entities
     return schemas.SaveItemOut(
         index=index,
         disposition=result.disposition,  # type: ignore[arg-type]
@@ -61,6 +67,10 @@ def save_item(index: int, result: SaveResult) -> schemas.SaveItemOut:
         hint=result.hint,
         forgotten=result.forgotten,
         restored=result.restored,
+        entities=entity_tags(linked.tags) if linked is not None else [],
+        entities_by=linked.by if linked is not None else "",
+        entities_fallback=linked.fallback if linked is not None else "",
+        entities_error=linked.error if linked is not None else "",
     )
 
 
@@ -87,6 +97,7 @@ def search_out(
                 cues=list(hit.cues),
                 open_edges=open_edges.get(row.id, []),
                 facts=[fact_out(v) for v in hit.facts],
+                entities=entity_tags(hit.entities),
             )
         )
     return schemas.SearchOut(

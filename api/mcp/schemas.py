@@ -70,12 +70,45 @@ class In(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
 
+class EntityIn(In):
+    name: Annotated[str, Field(min_length=1, max_length=200, description="The name as you would write it.")]
+    kind: Annotated[
+        str | None, Field(default=None, max_length=32, description="person | project | tool | concept | place | other")
+    ] = None
+    aliases: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=200)]],
+        Field(default_factory=list, max_length=20, description="Other names for the same entity."),
+    ]
+
+
+Entities = Annotated[
+    list[EntityIn] | None,
+    Field(
+        default=None,
+        max_length=20,
+        description=(
+            "Optional: the entities this memory is about, stated by you (linked as source=agent), e.g. "
+            '[{"name": "Redis", "kind": "tool"}, {"name": "Bob Lee", "kind": "person", "aliases": ["Bob"]}]. '
+            "The server also finds mentions itself."
+        ),
+    ),
+]
+
+
+class EntityTagOut(Out):
+    id: int
+    name: str
+    kind: str
+    source: str = Field(default="", description="who found the mention: rules | model | agent | merge")
+
+
 class SaveItem(In):
     content: Content
     kind: Kind
     placard: Placard = ""
     importance: Importance = None
     restore: Restore = False
+    entities: Entities = None
 
 
 class MemoryRow(Out):
@@ -107,6 +140,12 @@ class SaveItemOut(Out):
     error: str = ""
     forgotten: int | None = Field(default=None, description="a forgotten memory this content restates")
     restored: bool = Field(default=False, description="true when this save restored that forgotten memory")
+    entities: list[EntityTagOut] = Field(default_factory=list, description="the entities linked to the memory")
+    entities_by: str = Field(default="", description="who found the mentions in the text: rules | model")
+    entities_fallback: str = Field(
+        default="", description="timeout | failed: the model was asked and did not answer, the rules ran instead"
+    )
+    entities_error: str = Field(default="", description="linking failed (the memory was saved all the same)")
 
 
 class SaveOut(Out):
@@ -137,7 +176,10 @@ class FactOut(Out):
 class SearchHit(Out):
     id: int
     ref: str = Field(description="cite this in memory_assess evidenceRefs")
-    label: str = Field(description='how it was found, e.g. "sem#2 + lex#1", "lex#3", "edge:next from #12"')
+    label: str = Field(
+        description='how it was found, e.g. "sem#2 + lex#1", "lex#3", "edge:next from #12"; "+ ent": linked to an '
+        "entity the query names"
+    )
     score: float
     kind: str
     coordinate: str | None
@@ -153,6 +195,7 @@ class SearchHit(Out):
     facts: list[FactOut] = Field(
         default_factory=list, description="facts of the entities this memory is linked to, true at the search's point"
     )
+    entities: list[EntityTagOut] = Field(default_factory=list, description="the entities this memory is linked to")
 
 
 class SearchOut(Out):

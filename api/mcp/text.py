@@ -102,6 +102,16 @@ def _stop_line(seq: int, coordinate: str, memory: schemas.MemoryRow | None) -> s
 # --- save family ---------------------------------------------------------------------------------------------------
 
 
+def entity_list(tags: list[schemas.EntityTagOut]) -> str:
+    return ", ".join(f"{flat(t.name)} ({t.kind}, id {t.id})" for t in tags)
+
+
+def entities_text(tags: list[schemas.EntityTagOut], *, by: str, fallback: str) -> str:
+    """The entities a save linked, and who found them: "entities: Redis (tool, id 3) [rules; model timeout]"."""
+    label = by + (f"; model {fallback}, rules used" if fallback else "")
+    return f"entities: {entity_list(tags) or 'none'} [{label}]"
+
+
 def saved(out: schemas.SaveOut) -> str:
     lines = [f"Saved into {out.palace}: {out.count - out.failed} of {out.count} item(s) handled."]
     for item in out.items:
@@ -125,6 +135,10 @@ def saved(out: schemas.SaveOut) -> str:
             line += f"; degraded: {', '.join(item.degraded)} (saved without a vector; keyword search still finds it)"
         if item.hint:
             line += f" — {item.hint}"
+        if item.entities or item.entities_fallback or item.entities_error:
+            line += "; " + entities_text(item.entities, by=item.entities_by, fallback=item.entities_fallback)
+            if item.entities_error:
+                line += f" (entity linking failed: {item.entities_error})"
         lines.append(line)
     if any(i.forgotten and not i.restored for i in out.items):
         lines.append("Next: to bring a forgotten memory back, save it again with restore: true.")
@@ -208,6 +222,8 @@ def searched(out: schemas.SearchOut) -> str:
             line += f" [open contradiction: {', '.join(f'edge={e}' for e in hit.open_edges)}]"
         if hit.facts:
             line += " [facts: " + "; ".join(f"{flat(f.entity)}: {flat(f.content)}" for f in hit.facts) + "]"
+        if hit.entities:
+            line += f" [entities: {entity_list(hit.entities)}]"
         lines.append(line)
     lines.append(
         f"batch={out.batch_id} — before answering, call memory_assess with this batchId and the refs that answer "

@@ -35,6 +35,21 @@ class _Strict(Schema):
     model_config = ConfigDict(extra="forbid")
 
 
+class EntityIn(_Strict):
+    """An entity the memory is about, stated by the caller (linked with source "agent")."""
+
+    name: str = Field(min_length=1, max_length=200)
+    kind: str | None = Field(default=None, max_length=32)
+    aliases: list[str] = Field(default_factory=list, max_length=20)
+
+
+class EntityTagOut(Schema):
+    id: int
+    name: str
+    kind: str
+    source: str
+
+
 class ItemIn(_Strict):
     content: str = Field(min_length=1)
     kind: KindName = "fact"
@@ -46,6 +61,7 @@ class ItemIn(_Strict):
     source_seq: int | None = None
     importance: float | None = None
     restore: bool = False
+    entities: list[EntityIn] | None = Field(default=None, max_length=20)
 
 
 class SaveIn(_Strict):
@@ -63,6 +79,7 @@ class SaveIn(_Strict):
     source_seq: int | None = None
     importance: float | None = None
     restore: bool = False  # content restating a forgotten memory restores it (else: defer, nothing saved)
+    entities: list[EntityIn] | None = Field(default=None, max_length=20)
     items: list[ItemIn] | None = Field(default=None, min_length=1, max_length=pipeline.MAX_BATCH_ITEMS)
 
 
@@ -107,6 +124,10 @@ class SaveOut(Schema):
     hint: str
     forgotten: int | None = None
     restored: bool = False
+    entities: list[EntityTagOut] = []
+    entities_by: str = Field(default="", description="who found the mentions in the text: rules | model")
+    entities_fallback: str = Field(default="", description="timeout | failed: the model did not answer, rules ran")
+    entities_error: str = Field(default="", description="linking failed; the memory was saved all the same")
 
 
 class ItemErrorOut(Schema):
@@ -193,6 +214,7 @@ def memory_out(m: Memory) -> dict[str, Any]:
 
 
 def save_out(r: pipeline.SaveResult) -> dict[str, Any]:
+    linked = r.entities
     return {
         "disposition": r.disposition,
         "memory": memory_out(r.memory) if r.memory is not None else None,
@@ -204,6 +226,10 @@ def save_out(r: pipeline.SaveResult) -> dict[str, Any]:
         "hint": r.hint,
         "forgotten": r.forgotten,
         "restored": r.restored,
+        "entities": [vars(t) for t in linked.tags] if linked is not None else [],
+        "entities_by": linked.by if linked is not None else "",
+        "entities_fallback": linked.fallback if linked is not None else "",
+        "entities_error": linked.error if linked is not None else "",
     }
 
 
@@ -226,6 +252,8 @@ def memories_save(request: HttpRequest, payload: SaveIn) -> Status[dict[str, Any
     caller.require_write()
     if (payload.content is None) == (payload.items is None):
         raise InvalidInput("send either content (one memory) or items (a batch), not both or neither")
+    if payload.items is not None and payload.entities is not None:
+        raise InvalidInput("with items, give each item its own entities")
     palace = _palace(caller, payload.palace, payload.project, write=True)
     if payload.items is not None:
         batch = pipeline.memory_save_batch(
@@ -252,6 +280,7 @@ def memories_save(request: HttpRequest, payload: SaveIn) -> Status[dict[str, Any
         source_seq=payload.source_seq,
         importance=payload.importance,
         restore=payload.restore,
+        entities=[e.model_dump() for e in payload.entities] if payload.entities is not None else None,
     )
     created = result.disposition in ("accept", "defer") and result.forgotten is None
     return Status(201 if created else 200, save_out(result))

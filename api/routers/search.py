@@ -57,6 +57,13 @@ class HitMemoryOut(Schema):
     source_turn: str
 
 
+class EntityTagOut(Schema):
+    id: int
+    name: str
+    kind: str
+    source: str
+
+
 class HitOut(Schema):
     ref: str
     label: str
@@ -64,6 +71,7 @@ class HitOut(Schema):
     coordinate: str | None
     cues: list[str]
     expanded_from: int | None
+    entities: list[EntityTagOut] = Field(description="the entities the memory is linked to")
     memory: HitMemoryOut
     facts: list[FactOut] = Field(description="facts of the entities this memory is linked to, true at that point")
 
@@ -124,6 +132,7 @@ def _out(result: SearchResult) -> dict[str, Any]:
                 "cues": hit.cues,
                 "expanded_from": hit.expanded_from,
                 "facts": [fact_dict(v) for v in hit.facts],
+                "entities": [vars(t) for t in hit.entities],
                 "memory": {
                     "id": m.pk,
                     "palace": m.palace_id,

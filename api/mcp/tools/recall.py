@@ -53,10 +53,10 @@ async def memory_search_tool(
     """Recall memories relevant to a question, before you answer from memory. Hybrid keyword + semantic search
     over your personal palace and the project palaces you belong to (or one `project`).
 
-    Each row carries id= (for other tools) and ref= (evidence for memory_assess), how it was found (`sem#2 + lex#1`)
-    and its room#slot; the header says what ran ("hybrid" only when both arms did; a degraded marker otherwise), and
-    the tail gives the evidence batch id. A hit means relevant, not sufficient. With `as_of` / `known_at` the header
-    says it is an as-of view.
+    Each row carries id= (for other tools) and ref= (evidence for memory_assess), how it was found (`sem#2 + lex#1`;
+    `+ ent`: linked to an entity your query names), its room#slot and the entities it is linked to; the header says
+    what ran ("hybrid" only when both arms did; a degraded marker otherwise), and the tail gives the evidence batch
+    id. A hit means relevant, not sufficient. With `as_of` / `known_at` the header says it is an as-of view.
     Next: memory_assess with the batch id and the refs that answer the question; memory_examine for full text.
     """
     return await run(

@@ -35,11 +35,12 @@ async def memory_save(
         Field(
             min_length=1,
             max_length=10,
-            description="Instead of `content`: up to 10 {content, kind, placard, importance, restore}.",
+            description="Instead of `content`: up to 10 {content, kind, placard, importance, restore, entities}.",
         ),
     ] = None,
     importance: schemas.Importance = None,
     restore: schemas.Restore = False,
+    entities: schemas.Entities = None,
 ) -> Annotated[CallToolResult, schemas.SaveOut]:
     """Save durable knowledge to long-term memory: facts, preferences, decisions, episodes (what happened) and
     skills (how to do something). Use it when you learn something worth knowing in a later session; one idea per
@@ -50,7 +51,8 @@ async def memory_save(
     contradiction has an edge id, and the hint says why it was judged so), drop (no information, nothing stored).
     Secrets are redacted before storage. Saves go to your personal palace unless `project` names a project palace
     you may write. Content that restates a forgotten memory is deferred with that memory's id and epitaph (nothing
-    saved) unless `restore` is true, which brings the original back.
+    saved) unless `restore` is true, which brings the original back. `entities` (optional, also per item) states
+    who and what the memory is about; the server finds mentions too, and each item lists the entities linked.
     Next: if an item may contradict another, memory_review it, then memory_resolve the edge (or memory_update).
     """
     return await run(
@@ -63,6 +65,7 @@ async def memory_save(
             items=items,
             importance=importance,
             restore=restore,
+            entities=entities,
         )
     )
 
@@ -77,11 +80,14 @@ def _save(
     items: list[schemas.SaveItem] | None,
     importance: float | None = None,
     restore: bool = False,
+    entities: list[schemas.EntityIn] | None = None,
 ) -> tuple[schemas.SaveOut, str]:
     if (content is None) == (items is None):
         raise InvalidInput("pass either `content` with `kind`, or `items` (1–10 objects with content and kind)")
     if content is not None and kind is None:
         raise InvalidInput("`kind` is required with `content`: fact, preference, decision, episode or skill")
+    if items is not None and entities is not None:
+        raise InvalidInput("with `items`, give each item its own `entities`")
     palace = call.palace(project)
     if items is None:
         assert content is not None
@@ -95,6 +101,7 @@ def _save(
             source=SOURCE,
             importance=importance,
             restore=restore,
+            entities=[e.model_dump() for e in entities] if entities is not None else None,
         )
         out = schemas.SaveOut(palace=palace.label, count=1, failed=0, items=[mapping.save_item(0, result)])
         return out, text.saved(out)
