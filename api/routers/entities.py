@@ -36,7 +36,7 @@ class _Strict(Schema):
     model_config = ConfigDict(extra="forbid")
 
 
-class EntityOut(Schema):
+class EntityRowOut(Schema):
     id: int
     palace: int
     name: str
@@ -57,7 +57,7 @@ class EntityOut(Schema):
         return obj["merged_into"] if isinstance(obj, dict) else obj.merged_into_id
 
 
-class LinkedMemoryOut(Schema):
+class EntityLinkedMemoryOut(Schema):
     id: int
     palace: int
     kind: str
@@ -69,17 +69,17 @@ class LinkedMemoryOut(Schema):
     created_at: datetime
 
 
-class LinkedPageOut(Schema):
-    items: list[LinkedMemoryOut]
+class EntityLinkedPageOut(Schema):
+    items: list[EntityLinkedMemoryOut]
     offset: int
     next_offset: int | None
 
 
-class EntityDetailOut(EntityOut):
-    memories: LinkedPageOut
+class EntityDetailOut(EntityRowOut):
+    memories: EntityLinkedPageOut
 
 
-class ListQuery(Schema):
+class EntityListQuery(Schema):
     palace: int | None = None
     project: ProjectOrigin | None = None
     kind: str | None = Field(default=None, max_length=32)
@@ -87,18 +87,18 @@ class ListQuery(Schema):
     order: Literal["recent", "name", "count"] = "recent"
 
 
-class DetailQuery(Schema):
+class EntityDetailQuery(Schema):
     offset: int = Field(default=0, ge=0)
     limit: int = Field(default=50, ge=1, le=200)
 
 
-class MergeIn(_Strict):
+class EntityMergeIn(_Strict):
     into: int = Field(description="the entity that survives; this one's name, aliases, links and facts move to it")
     reason: str = Field(default="", max_length=500)
 
 
-class MergeOut(Schema):
-    survivor: EntityOut
+class EntityMergeOut(Schema):
+    survivor: EntityRowOut
     merged: int
     moved_links: int
     dropped_links: int
@@ -106,7 +106,7 @@ class MergeOut(Schema):
     aliases_added: list[str]
 
 
-class RenameIn(_Strict):
+class EntityRenameIn(_Strict):
     name: str = Field(min_length=1, max_length=200)
     reason: str = Field(default="", max_length=500)
 
@@ -114,7 +114,7 @@ class RenameIn(_Strict):
 Alias = Annotated[str, Field(min_length=1, max_length=200)]
 
 
-class AliasesIn(_Strict):
+class EntityAliasesIn(_Strict):
     add: list[Alias] = Field(default_factory=list, max_length=50)
     remove: list[Alias] = Field(default_factory=list, max_length=50)
     reason: str = Field(default="", max_length=500)
@@ -155,10 +155,10 @@ def _annotations_resolved(view: Callable[..., Any]) -> Callable[..., Any]:
     return view
 
 
-@router.get("", response={200: list[EntityOut], **ERRORS})
+@router.get("", response={200: list[EntityRowOut], **ERRORS})
 @paginate(LimitOffsetPagination)
 @_annotations_resolved
-def entities_list(request: HttpRequest, filters: Query[ListQuery]) -> QuerySet[Entity]:
+def entities_list(request: HttpRequest, filters: Query[EntityListQuery]) -> QuerySet[Entity]:
     """Entities of a palace (or of every palace you may read), last mentioned first, with their memory counts.
     Page with `limit` and `offset`; `count` is the total."""
     caller = caller_of(request)
@@ -172,7 +172,7 @@ def entities_list(request: HttpRequest, filters: Query[ListQuery]) -> QuerySet[E
 
 
 @router.get("/{int:entity_id}", response={200: EntityDetailOut, **ERRORS})
-def entities_get(request: HttpRequest, entity_id: int, page: Query[DetailQuery]) -> dict[str, Any]:
+def entities_get(request: HttpRequest, entity_id: int, page: Query[EntityDetailQuery]) -> dict[str, Any]:
     """One entity with the memories linked to it, newest first (`offset`/`limit`; `next_offset` null at the end).
     A merged entity answers with `merged_into` set and no memories of its own."""
     caller = caller_of(request)
@@ -188,8 +188,8 @@ def entities_get(request: HttpRequest, entity_id: int, page: Query[DetailQuery])
     }
 
 
-@router.post("/{int:entity_id}/merge", response={200: MergeOut, **ERRORS})
-def entities_merge(request: HttpRequest, entity_id: int, payload: MergeIn) -> dict[str, Any]:
+@router.post("/{int:entity_id}/merge", response={200: EntityMergeOut, **ERRORS})
+def entities_merge(request: HttpRequest, entity_id: int, payload: EntityMergeIn) -> dict[str, Any]:
     """Merge this entity into `into` (same palace): aliases union (with this one's name), links moved, facts
     re-pointed; this one stays as a tombstone with `merged_into`. Owners and editors."""
     caller = caller_of(request)
@@ -205,8 +205,8 @@ def entities_merge(request: HttpRequest, entity_id: int, payload: MergeIn) -> di
     }
 
 
-@router.post("/{int:entity_id}/rename", response={200: EntityOut, **ERRORS})
-def entities_rename(request: HttpRequest, entity_id: int, payload: RenameIn) -> dict[str, Any]:
+@router.post("/{int:entity_id}/rename", response={200: EntityRowOut, **ERRORS})
+def entities_rename(request: HttpRequest, entity_id: int, payload: EntityRenameIn) -> dict[str, Any]:
     """A new canonical name; the old one becomes an alias. 409 when another entity has that name or alias."""
     caller = caller_of(request)
     caller.require_write()
@@ -214,8 +214,8 @@ def entities_rename(request: HttpRequest, entity_id: int, payload: RenameIn) -> 
     return entity_out(entity_get(user=caller.user, entity_id=entity_id))
 
 
-@router.post("/{int:entity_id}/aliases", response={200: EntityOut, **ERRORS})
-def entities_aliases(request: HttpRequest, entity_id: int, payload: AliasesIn) -> dict[str, Any]:
+@router.post("/{int:entity_id}/aliases", response={200: EntityRowOut, **ERRORS})
+def entities_aliases(request: HttpRequest, entity_id: int, payload: EntityAliasesIn) -> dict[str, Any]:
     """Add and remove aliases. 409 when an added alias belongs to another entity; 422 when a removed one is not
     this entity's."""
     caller = caller_of(request)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from django.http import HttpRequest, HttpResponse
-from ninja import Body, Router
+from ninja import Body, Router, Schema
+from pydantic import ConfigDict
 
 from api.auth import caller_of
 from api.schemas import ErrorOut
@@ -46,13 +47,26 @@ def export_download(request: HttpRequest, token: str) -> HttpResponse:
         return _attachment(export_file(user=user, **spec))
 
 
+class ExportDocumentIn(Schema):
+    """The envelope of a JSON export (`GET /export`), as the import reads it; each palace section is checked by the
+    import itself (ops/portability_import.py), which refuses what it cannot load with a 422 that says why."""
+
+    model_config = ConfigDict(extra="allow")
+
+    format: Literal["atrium-export"]
+    version: Literal[1]
+    redacted: Literal[False] = False
+    palaces: list[dict[str, Any]]
+
+
 @import_router.post("", response={200: dict[str, Any], 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut})
-def import_export(request: HttpRequest, document: Body[dict[str, Any]], project: str | None = None) -> dict[str, Any]:
+def import_export(request: HttpRequest, payload: Body[ExportDocumentIn], project: str | None = None) -> dict[str, Any]:
     """Load a JSON export (the body, as `GET /export` gave it): into a palace that holds nothing yet, every row as it
     was (new ids); into one with memories, each active memory through the write pipeline, with the dispositions.
     `project` (git origin) puts a one-palace export there (created with you as owner if it does not exist);
     otherwise personal goes to your palace and each project to its own. Larger files: `atrium import`."""
     caller = caller_of(request)
     caller.require_write()
+    document = payload.model_dump(mode="json")
     report = import_document(document=document, user=caller.user, project=project, actor=caller.actor, source="rest")
     return report.as_dict()

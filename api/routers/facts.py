@@ -52,7 +52,7 @@ class FactsQueryIn(Schema):
     project: ProjectOrigin | None = None
 
 
-class EntityOut(Schema):
+class FactEntityOut(Schema):
     id: int
     name: str
     kind: str
@@ -85,7 +85,7 @@ class WrittenOut(Schema):
 class FailedOut(Schema):
     index: int
     reason: str
-    candidates: list[EntityOut]
+    candidates: list[FactEntityOut]
 
 
 class FactsWriteOut(Schema):
@@ -95,10 +95,10 @@ class FactsWriteOut(Schema):
 
 
 class FactsQueryOut(Schema):
-    entity: EntityOut | None
+    entity: FactEntityOut | None
     facts: list[FactOut]
-    candidates: list[EntityOut] = Field(description="the name is ambiguous: ask again with entity_id")
-    suggestions: list[EntityOut] = Field(description="no entity by that name (none created): did you mean")
+    candidates: list[FactEntityOut] = Field(description="the name is ambiguous: ask again with entity_id")
+    suggestions: list[FactEntityOut] = Field(description="no entity by that name (none created): did you mean")
     as_of: datetime | None
     known_at: datetime | None
     hidden: int = Field(description="ended or replaced facts not shown (include_invalid lists them)")

@@ -15,6 +15,7 @@ from pydantic import ConfigDict
 
 from api.auth import caller_of
 from api.routers.facts import FactOut, fact_dict
+from api.routers.memories import EntityTagOut
 from api.schemas import ErrorOut, Instant, ProjectOrigin
 from memory.search import MAX_LIMIT, MAX_QUERY_CHARS, SearchResult, memory_search
 from palace.errors import InvalidInput
@@ -55,13 +56,6 @@ class HitMemoryOut(Schema):
     created_at: datetime
     source_session: str
     source_turn: str
-
-
-class EntityTagOut(Schema):
-    id: int
-    name: str
-    kind: str
-    source: str
 
 
 class HitOut(Schema):

@@ -81,4 +81,4 @@ def test_rest_import_into_a_project_for_its_owner_not_an_outsider_nor_a_read_tok
     assert result["mode"] == "lossless" and result["counts"]["memories"] == 4
     assert Memory.objects.filter(palace=project).count() == 4
     bad = Client().post(url, {"format": "other"}, content_type="application/json", **bearer(token_for(alice)))
-    assert bad.status_code == 422 and "not an Atrium export" in bad.json()["error"]["message"]
+    assert bad.status_code == 422 and "format: Input should be 'atrium-export'" in bad.json()["error"]["message"]

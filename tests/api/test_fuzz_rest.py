@@ -96,6 +96,10 @@ CROSS_FIELD_RULES = (
     "`content` is only for decision=merge",
     # PUT /handoff: at least one of doing, next_steps, open_questions, files must say something (after cleaning)
     "the handoff is empty: say what you were doing or what comes next",
+    # POST /memories: `entities` belongs to each item of a batch, not to the batch
+    "with items, give each item its own entities",
+    # POST /import: an export of several palaces sent with one `project` (each would land in that one palace)
+    "two palaces of the export would land in the same palace; import them one by one",
     # /entities: a name or alias that normalises to nothing (only punctuation, control bytes or forged tags), an
     # entity merged into itself or across palaces, an alias removed that the entity does not have
     "name is empty (or only punctuation)",

@@ -68,12 +68,14 @@ def test_entities_list_open_rename_merge_and_viewer(  # noqa: F811  (fixtures im
     expect(linked).to_contain_text("billing service on Fridays")
     expect(linked).to_contain_text("on call this week")
     expect(linked).not_to_contain_text("Postgres 17")
-    # The facts region asks /entities/<id>/facts/ on load; until that endpoint exists it says so instead of hanging.
+    # The facts region loads the timeline fragment (/entities/<id>/facts/); its own form asks for another point.
     facts = page.locator("#facts")
     expect(facts).not_to_contain_text("Loading facts")
-    with page.expect_request(lambda r: f"/entities/{carol.pk}/facts/?as_of=2026-11-01" in r.url):
-        page.fill("#facts-as-of", "2026-11-01")
-        page.get_by_role("button", name="Show").click()
+    expect(facts).to_contain_text("Facts true now")
+    with page.expect_request(lambda r: f"/entities/{carol.pk}/facts/?" in r.url and "as_of=2026-11-01" in r.url):
+        facts.locator("input[name=as_of]").fill("2026-11-01")
+        facts.get_by_role("button", name="Show").click()
+    expect(facts).to_contain_text("Facts true on 2026-11-01")
     shot(page, "entity")
 
     page.fill("#ent-name", "Carol S.")
