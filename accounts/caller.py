@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from palace.actors import Actor
-from palace.errors import PermissionDenied
+from palace.errors import NotFound, PermissionDenied
+from palace.models import Palace
+from palace.selectors import palace_get
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
@@ -36,6 +38,15 @@ class Caller:
     @property
     def via(self) -> str:
         return "token" if self.token is not None else "session"
+
+    def default_project(self) -> Palace | None:
+        """The token's default project, while the user still belongs to it (else None: never someone else's)."""
+        if self.token is None or self.token.default_project_id is None:
+            return None
+        try:
+            return palace_get(user=self.user, palace_id=self.token.default_project_id)
+        except NotFound:
+            return None
 
     def require_write(self) -> None:
         if not self.can_write:

@@ -26,6 +26,11 @@ class ApiToken(models.Model):
     last_used_at = models.DateTimeField(null=True, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # The project an agent using this token works in, when it does not name one (the session-start profile and
+    # bootstrap include that project's curated profile and handoff). Checked for membership when set and when used.
+    default_project = models.ForeignKey(
+        "palace.Palace", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         # The table kept the name it had when tokens lived in the `api` app (moved by a state-only migration).

@@ -13,7 +13,9 @@ from django.utils import timezone
 from accounts.models import TOKEN_PREFIX, ApiToken
 from palace.actors import Actor
 from palace.errors import InvalidInput, NotFound
+from palace.models import Palace
 from palace.oplog import oplog_write
+from palace.selectors import palace_get
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
@@ -27,14 +29,29 @@ def hash_token(raw: str) -> str:
 
 
 def token_create(
-    *, user: AbstractBaseUser, label: str, scope: str = "write", expires_at: datetime | None = None, actor: Actor
+    *,
+    user: AbstractBaseUser,
+    label: str,
+    scope: str = "write",
+    expires_at: datetime | None = None,
+    project: str | None = None,
+    actor: Actor,
 ) -> tuple[ApiToken, str]:
-    """Create a token and return it with the raw value, which is never stored and never shown again."""
+    """Create a token and return it with the raw value, which is never stored and never shown again. `project` (a
+    git origin, any spelling) is its default project: one the user belongs to (else "not found", as everywhere)."""
     label = (label or "").strip()
     if not label or len(label) > 100:
         raise InvalidInput("a token label is 1–100 characters")
     if scope not in ApiToken.Scope.values:
         raise InvalidInput("scope must be read or write")
+    default = None
+    if project:
+        stored = Palace.objects.filter(origin_key=project.strip()).values_list("pk", flat=True).first()
+        default = (
+            palace_get(user=user, palace_id=stored) if stored is not None else palace_get(user=user, origin=project)
+        )
+        if default.kind != Palace.Kind.PROJECT:
+            raise InvalidInput("a token's default project is a project palace (a git origin)")
     raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
     with transaction.atomic():
         token = ApiToken.objects.create(
@@ -44,6 +61,7 @@ def token_create(
             key_hash=hash_token(raw),
             scope=scope,
             expires_at=expires_at,
+            default_project=default,
         )
         oplog_write(
             op="token.create",
@@ -55,6 +73,7 @@ def token_create(
                 "scope": scope,
                 "user": user.get_username(),
                 "expires_at": expires_at.isoformat() if expires_at else None,
+                "default_project": default.origin_key if default is not None else None,
             },
         )
     return token, raw
@@ -99,4 +118,4 @@ def token_revoke(*, token_id: int, user: AbstractBaseUser | None, actor: Actor) 
 
 
 def tokens_for(*, user: AbstractBaseUser) -> list[ApiToken]:
-    return list(ApiToken.objects.filter(user_id=user.pk).order_by("-created_at"))
+    return list(ApiToken.objects.filter(user_id=user.pk).select_related("default_project").order_by("-created_at"))

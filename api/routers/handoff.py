@@ -34,11 +34,12 @@ def bootstrap_text(
     project: str | None = None,
     budget: int = Query(bootstrap.TOKEN_BUDGET, ge=bootstrap.MIN_TOKEN_BUDGET, le=8192),
 ) -> HttpResponse:
-    """The session bootstrap block as plain text: your handoff in the palace (`project`, or your personal
-    palace), the curated profiles, then recent memories, within `budget` tokens, wrapped like every recall."""
+    """The session bootstrap block as plain text: your handoff in the palace (`project`, else the token's default
+    project, else your personal palace), the curated profiles, then recent memories, within `budget` tokens, wrapped
+    like every recall."""
     caller = caller_of(request)
     personal = palace_get(user=caller.user)
-    palace = palace_get(user=caller.user, origin=project) if project else personal
+    palace = palace_get(user=caller.user, origin=project) if project else (caller.default_project() or personal)
     block = bootstrap.bootstrap_build(actor=caller.actor, palace=palace, personal=personal, budget=budget)
     response = text_response(block.text, tokens=block.tokens, budget=block.budget, header="X-Atrium-Bootstrap-Tokens")
     response["X-Atrium-Handoff-Version"] = str(block.handoff_version)

@@ -52,11 +52,13 @@ TEXT_RESPONSE = {
     openapi_extra=TEXT_RESPONSE,
 )
 def profile_text(request: HttpRequest, project: str | None = None) -> HttpResponse:
-    """Your standing profile (personal palace): plain text for injection at session start. With `project`, that
-    project's curated profile follows yours (a project you are not a member of answers 404)."""
+    """Your standing profile (personal palace): plain text for injection at session start. With `project` (or,
+    without it, the token's default project), that project's curated profile follows yours (a project you are not a
+    member of answers 404)."""
     caller = caller_of(request)
     palace = palace_get(user=caller.user)
-    palaces = [palace, palace_get(user=caller.user, origin=project)] if project else [palace]
+    chosen = palace_get(user=caller.user, origin=project) if project else caller.default_project()
+    palaces = [palace, chosen] if chosen is not None else [palace]
     profile = profile_build(
         user=caller.user,
         palace_id=palace.pk,

@@ -11,6 +11,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts import tokens as token_services
 from palace.errors import AtriumError, NotFound
+from palace.models import Palace
+from palace.selectors import palaces_readable
 from panel.frame import actor_of, page, user_of
 from panel.scope import scope_for, scope_set
 
@@ -44,7 +46,9 @@ def scope_switch(request: HttpRequest) -> HttpResponse:
 
 
 def _tokens_page(request: HttpRequest, context: dict[str, object], status: int = 200) -> HttpResponse:
-    context = {"tokens": token_services.tokens_for(user=user_of(request)), **context}
+    user = user_of(request)
+    projects = palaces_readable(user=user).filter(kind=Palace.Kind.PROJECT).order_by("origin_key")
+    context = {"tokens": token_services.tokens_for(user=user), "projects": projects, **context}
     return page(request, "panel/tokens.html", context, scope=scope_for(request), nav="tokens", status=status)
 
 
@@ -60,7 +64,11 @@ def token_create(request: HttpRequest) -> HttpResponse:
     scope = request.POST.get("scope", "write")
     try:
         token, raw = token_services.token_create(
-            user=user_of(request), label=request.POST.get("label", ""), scope=scope, actor=actor_of(request)
+            user=user_of(request),
+            label=request.POST.get("label", ""),
+            scope=scope,
+            project=request.POST.get("project") or None,
+            actor=actor_of(request),
         )
     except AtriumError as exc:
         return _tokens_page(request, {"error": exc.message}, status=422)

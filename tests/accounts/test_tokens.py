@@ -119,3 +119,17 @@ def test_tokens_page_cannot_revoke_another_users_token(alice: Any, charlie: Any,
     assert token_verify(raw) is not None
     assert client_for(alice).post(f"/tokens/{token.pk}/revoke/").status_code == 302
     assert token_verify(raw) is None
+
+
+def test_the_tokens_page_sets_a_default_project_only_among_the_users_own(
+    client_for: Any, alice: Any, charlie: Any, project: Any
+) -> None:
+    from accounts.models import ApiToken
+
+    page = client_for(alice).get("/tokens/").content.decode()
+    assert project.origin_key in page  # offered to a member
+    assert project.origin_key not in client_for(charlie).get("/tokens/").content.decode()
+    made = client_for(alice).post("/tokens/create/", {"label": "demo", "project": project.origin_key})
+    assert made.status_code == 200 and ApiToken.objects.get(user=alice, label="demo").default_project == project
+    refused = client_for(charlie).post("/tokens/create/", {"label": "sneaky", "project": project.origin_key})
+    assert refused.status_code == 422 and not ApiToken.objects.filter(user=charlie).exists()

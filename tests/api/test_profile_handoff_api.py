@@ -124,3 +124,34 @@ def test_handoff_routes_and_bootstrap(api_for: Callable[..., Api], alice: Any, b
     assert "alice ships 1.2" in text
     assert alice_api.get("/api/v1/bootstrap.txt", budget=5)[0] == 422
     assert HandoffVersion.objects.filter(user=bob_editor).count() == 0
+
+
+def test_a_tokens_default_project_brings_its_curated_profile_and_handoff(
+    api_for: Callable[..., Api], alice: Any, bob: Any, charlie: Any, project: Any
+) -> None:
+    from accounts.tokens import token_create
+    from palace.actors import Actor
+    from palace.errors import NotFound
+    from palace.membership import member_remove_by
+
+    owner = api_for(alice)
+    body = {"project": PROJECT_ORIGIN, "content": "Demo: trunk-based.", "expected_version": 0}
+    assert owner.send("put", "/api/v1/profile/curated", body)[0] == 201
+    handoff = {"project": PROJECT_ORIGIN, "doing": "wiring the demo deploy", "expected_version": 0}
+    assert owner.send("put", "/api/v1/handoff", handoff)[0] in (200, 201)
+    _, raw = token_create(
+        user=alice, label="demo agent", project="https://github.com/atrium-test/demo", actor=Actor.for_user(alice)
+    )
+    agent = Api(raw)
+    assert "Demo: trunk-based." in agent.get("/api/v1/profile.txt")[1]  # no `project` asked: the token's default
+    assert "wiring the demo deploy" in agent.get("/api/v1/bootstrap.txt")[1]
+    plain = api_for(alice)  # the positive control's contrast: a token without a default project
+    assert "Demo: trunk-based." not in plain.get("/api/v1/profile.txt")[1]
+    # Not a project charlie belongs to: refused as if it did not exist.
+    with pytest.raises(NotFound):
+        token_create(user=charlie, label="x", project=PROJECT_ORIGIN, actor=Actor.for_user(charlie))
+    # bob's token names the project; once he is removed, it brings nothing of it.
+    _, bobs = token_create(user=bob, label="bob agent", project=PROJECT_ORIGIN, actor=Actor.for_user(bob))
+    assert "Demo: trunk-based." in Api(bobs).get("/api/v1/profile.txt")[1]
+    member_remove_by(palace_id=project.pk, username=bob.username, actor=Actor.for_user(alice))
+    assert "Demo: trunk-based." not in Api(bobs).get("/api/v1/profile.txt")[1]

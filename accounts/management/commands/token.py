@@ -25,6 +25,7 @@ class Command(BaseCommand):
         create.add_argument("--name", required=True, help="a label, e.g. 'laptop claude-code'")
         create.add_argument("--scope", choices=["read", "write"], default="write")
         create.add_argument("--expires-days", type=int, default=None)
+        create.add_argument("--project", default=None, help="default project (git origin) for profile and bootstrap")
         listing = sub.add_parser("list")
         listing.add_argument("--user", required=True)
         revoke = sub.add_parser("revoke")
@@ -41,7 +42,12 @@ class Command(BaseCommand):
                         raise CommandError("--expires-days must be at least 1")
                     expires = timezone.now() + timedelta(days=opts["expires_days"])
                 token, raw = token_create(
-                    user=user, label=opts["name"], scope=opts["scope"], expires_at=expires, actor=actor
+                    user=user,
+                    label=opts["name"],
+                    scope=opts["scope"],
+                    expires_at=expires,
+                    project=opts["project"],
+                    actor=actor,
                 )
                 self.stderr.write(
                     f"Token {token.pk} '{token.label}' ({token.scope}) for {user.get_username()}; "

@@ -183,9 +183,10 @@ async def memory_handoff_load(
         int, Field(ge=bootstrap.MIN_TOKEN_BUDGET, le=8192, description="Token budget of the block (128–8192).")
     ] = bootstrap.TOKEN_BUDGET,
 ) -> Annotated[CallToolResult, sp.BootstrapOut]:
-    """Start a session where the last one stopped: your handoff in this palace (personal, or `project`), then the
-    curated profiles (yours, then the project's), then the most relevant recent memories of that palace (by rule:
-    importance, then recency, last 30 days) — one block within the token budget, wrapped as recalled memory.
+    """Start a session where the last one stopped: your handoff in this palace (`project`, else your token's default
+    project, else personal), then the curated profiles (yours, then the project's), then the most relevant recent
+    memories of that palace (by rule: importance, then recency, last 30 days) — one block within the token budget,
+    wrapped as recalled memory.
 
     The handoff's `version` is what memory_handoff_save expects next.
     Next: memory_search for anything specific; memory_handoff_save when you stop.
@@ -194,8 +195,8 @@ async def memory_handoff_load(
 
 
 def _handoff_load(call: ToolCall, *, project: str | None, budget: int) -> tuple[sp.BootstrapOut, str]:
-    palace = resolve_palace(call, project, write=False)
     personal = resolve_palace(call, None, write=False)
+    palace = resolve_palace(call, project, write=False) if project else (call.caller.default_project() or personal)
     block = bootstrap.bootstrap_build(actor=call.actor, palace=palace, personal=personal, budget=budget)
     current = handoff.handoff_current(palace_id=palace.pk, actor=call.actor)
     out = sp.BootstrapOut(

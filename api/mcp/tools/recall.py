@@ -200,7 +200,8 @@ async def memory_profile(project: schemas.Project = None) -> Annotated[CallToolR
 
 def _profile(call: ToolCall, *, project: str | None = None) -> tuple[schemas.ProfileOut, str]:
     palace = call.palace(None)
-    palaces = [palace] if not project else [palace, call.palace(project)]
+    chosen = call.palace(project) if project else call.caller.default_project()
+    palaces = [palace] if chosen is None else [palace, chosen]
     reviews_due = review_due_count(user=call.user)
     built = profile_build(
         user=call.user, palace_id=palace.pk, curated=curated_block(palaces=palaces), reviews_due=reviews_due
