@@ -89,7 +89,7 @@ _COMMON = _words(
 _CALENDAR = _words(
     """monday tuesday wednesday thursday friday saturday sunday january february march april may june july august
     september october november december jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu
-    thur thurs fri sat sun christmas easter"""
+    thur thurs fri sat sun christmas easter mondays tuesdays wednesdays thursdays fridays saturdays sundays"""
 )
 _ROLES = frozenset({"user", "assistant", "system", "human", "ai", "bot", "agent", "model", "tool", "developer"})
 _ACRONYM_STOP = frozenset(

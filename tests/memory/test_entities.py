@@ -67,6 +67,12 @@ def test_rules_find_capitalised_names_but_not_sentence_initial_common_words() ->
     assert names("Caroline said so.", people=frozenset({"caroline"}))["Caroline"] == "person"
 
 
+def test_days_and_months_are_not_names_in_the_plural_either() -> None:
+    found = names("Carol Smith moved the billing deploy to Fridays, and the review to Mondays in March.")
+    assert "Carol Smith" in found  # the positive control: the person is found
+    assert not {"Fridays", "Mondays", "March"} & set(found)
+
+
 def test_rules_find_code_identifiers_packages_handles_and_repositories() -> None:
     found = names(
         "Run pip install httpx pydantic==2.1 and npm i @types/node react@18, then check memory_search, useState, "

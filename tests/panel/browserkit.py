@@ -46,6 +46,7 @@ def browser_page(chromium: Any) -> Iterator[Any]:
 
 
 def login(page: Any, base: str, username: str) -> None:
+    page.context.clear_cookies()  # a test that logs in as someone else next starts signed out
     page.goto(f"{base}/login/")
     page.fill("#id_username", username)
     page.fill("#id_password", PASSWORD)

@@ -10,16 +10,8 @@ from django.db import connection
 from memory.models_knowledge import Entity
 from palace.models import Palace
 from tests.entity_rows import make_entity
-from tests.panel.test_browser import PASSWORD, asgi_server, browser_page, pytestmark, shot  # noqa: F401
-
-
-def _login(page: Any, base: str, username: str) -> None:
-    page.context.clear_cookies()
-    page.goto(f"{base}/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/today/")
+from tests.panel.browserkit import login
+from tests.panel.test_browser import asgi_server, browser_page, pytestmark, shot  # noqa: F401
 
 
 def test_entities_list_open_rename_merge_and_viewer(  # noqa: F811  (fixtures imported above)
@@ -42,7 +34,7 @@ def test_entities_list_open_rename_merge_and_viewer(  # noqa: F811  (fixtures im
     carlos = make_entity(project, "Carlos", memories=[oncall])
     page, base = browser_page, asgi_server
 
-    _login(page, base, "alice")
+    login(page, base, "alice")
     page.get_by_role("link", name="Entities").click()
     page.wait_for_url(f"{base}/entities/")
     expect(page.locator("#entity-list")).to_contain_text("No entities in this scope yet.")
@@ -91,7 +83,7 @@ def test_entities_list_open_rename_merge_and_viewer(  # noqa: F811  (fixtures im
     expect(page.locator("#aliases")).to_contain_text("Carlos")
     assert Entity.objects.get(pk=carlos.pk).merged_into_id == carol.pk
 
-    _login(page, base, "bob")  # a viewer of the project
+    login(page, base, "bob")  # a viewer of the project
     page.goto(f"{base}/entities/{carol.pk}/")
     expect(page.locator("#linked")).to_contain_text("billing service on Fridays")
     expect(page.locator("h1")).to_contain_text("Carol S.")
