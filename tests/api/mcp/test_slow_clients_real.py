@@ -42,7 +42,9 @@ async def _trickle(url: str, token: str, stop: asyncio.Event) -> tuple[str, floa
             await writer.drain()
             await asyncio.wait([answer], timeout=0.5)
         status = (await asyncio.wait_for(answer, timeout=BODY_TIMEOUT * 2)).decode().strip()
-        rest = (await asyncio.wait_for(reader.read(4096), timeout=5)).decode(errors="replace")
+        # To the end (the answer says `connection: close`): headers and the chunked body may come in separate
+        # segments, and one read(4096) returned only the headers once.
+        rest = (await asyncio.wait_for(reader.read(), timeout=5)).decode(errors="replace")
         return f"{status}\n{rest}", time.monotonic() - started
     finally:
         writer.close()
