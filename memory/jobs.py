@@ -26,7 +26,7 @@ from memory import embeddings
 from memory.decay import DECAY_JOB, DecayResult, decay_run
 from memory.embeddings import EmbedderUnavailable, embed_passages, embedder_model_name
 from memory.llm import LLMConfig, LLMError, distill_with_llm
-from memory.models import DistillProposal, Edge, Memory
+from memory.models import DistillProposal, Edge, Memory, MemoryEntity
 from memory.searchtext import build_embedding_text, build_search_text
 from palace.actors import Actor
 from palace.models import Palace
@@ -352,6 +352,20 @@ def distill_apply_cluster(*, cluster: DistillCluster, actor: Actor, now: datetim
             raise RuntimeError(f"distillation claimed {claimed} of {len(members)} members")
         Edge.objects.bulk_create(
             [Edge(palace=palace, from_memory=rule, to_memory=m, kind=Edge.Kind.SUPERSEDES, weight=1.0) for m in members]
+        )
+        # The rule speaks of what its members spoke of: it takes their entity links (each with the source by which a
+        # member got it), so the entity cue and the Entities view find the rule rather than only superseded members.
+        inherited = dict(
+            MemoryEntity.objects.filter(memory_id__in=cluster.member_ids)
+            .order_by("entity_id", "memory_id")
+            .values_list("entity_id", "source")
+        )
+        MemoryEntity.objects.bulk_create(
+            [
+                MemoryEntity(palace=palace, memory=rule, entity_id=e, source=src, created_at=now)
+                for e, src in inherited.items()
+            ],
+            ignore_conflicts=True,
         )
         oplog_write(
             op="memory.distill",

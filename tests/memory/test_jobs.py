@@ -297,6 +297,18 @@ def test_distillation_is_idempotent(palace: Palace, cluster: list[Memory]) -> No
     assert Memory.objects.filter(source_kind="distill").count() == 1
 
 
+def test_a_distilled_rule_takes_its_members_entity_links(palace: Palace, cluster: list[Memory]) -> None:
+    from memory.models import MemoryEntity
+    from tests.entity_rows import make_entity
+
+    ops = make_entity(palace, "Release train", memories=cluster[:2])
+    other = make_entity(palace, "Elsewhere", memories=[])  # linked to nothing: the rule must not get it
+    assert distill_run(mode="apply", llm=None).applied == 1
+    rule = Memory.objects.get(source_kind="distill")
+    assert set(MemoryEntity.objects.filter(memory=rule).values_list("entity_id", flat=True)) == {ops.pk}
+    assert not MemoryEntity.objects.filter(memory=rule, entity=other).exists()
+
+
 def test_llm_writes_the_rule_when_configured(palace: Palace, cluster: list[Memory], fake_llm: FakeOpenAI) -> None:
     fake_llm.script_chat(
         [
