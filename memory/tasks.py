@@ -1,4 +1,4 @@
-"""Celery tasks: thin doors over memory/jobs.py. Queue them with the enqueue_* helpers, which wait for the
+"""Celery tasks: thin doors over memory/jobs/distill.py. Queue them with the enqueue_* helpers, which wait for the
 surrounding transaction to commit so a worker never looks for rows that are not there yet.
 
 The beat schedule lives in django-celery-beat's tables (migration memory/0003_periodic_jobs), editable in the admin.
@@ -13,8 +13,8 @@ from celery import shared_task
 from django.conf import settings
 from django.db import transaction
 
-from memory import jobs
-from memory.versions import distill_proposals_store
+from memory.jobs import distill as jobs
+from memory.lifecycle.versions import distill_proposals_store
 
 log = logging.getLogger(__name__)
 

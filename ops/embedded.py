@@ -271,7 +271,7 @@ def _ensure_database(base_uri: str) -> None:
                 conn.execute(f'CREATE DATABASE "{DB_NAME}"')
 
 
-# The word statistics behind the lexical arm's plan (memory/search_arms.py) come from pg_stats, which hides the
+# The word statistics behind the lexical arm's plan (memory/search/arms.py) come from pg_stats, which hides the
 # statistics of a table under row-level security from a role the policies bind. This function, owned by the
 # superuser, reads them on its behalf (as before row-level security: table-wide figures). Without it the app plans
 # as if every word were rare. PL/pgSQL: its body is checked when called, so template1 can hold it before the table

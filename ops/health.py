@@ -25,8 +25,8 @@ from django.conf import settings
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from memory.embeddings import embedder_probe
 from memory.models import Memory
+from memory.providers.embeddings import embedder_probe
 from palace.rls import acting_as_system
 
 EMBEDDER_PROBE_SECONDS = 30.0  # how long one probe embedding stands for the embedder's state

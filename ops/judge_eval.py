@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from memory import dispositions
-from memory.embeddings import embed_passages
-from memory.judge import judge_dispose
-from memory.judge_config import JudgeConfig
-from memory.pipeline import SaveItem, derived_texts, prepare_item
+from memory.judge import dispositions
+from memory.judge.config import JudgeConfig
+from memory.judge.rulings import judge_dispose
+from memory.providers.embeddings import embed_passages
+from memory.save.pipeline import SaveItem, derived_texts, prepare_item
 
 LABELS = ("same", "contradiction", "compatible")
 DEFAULT_PAIRS = Path(__file__).resolve().parent.parent / "tests" / "memory" / "data" / "judge_pairs.jsonl"
@@ -177,7 +177,7 @@ def fake_model(timeout_ms: int = 3000) -> JudgeFor:
     wrong or unsure). It measures the plumbing and the thresholds, not a model; say so when reporting it."""
     import contextlib
 
-    from memory.llm import LLMConfig
+    from memory.providers.llm import LLMConfig
     from tests.fakes.openai_server import FakeOpenAI, chat_json
 
     @contextlib.contextmanager

@@ -26,10 +26,9 @@ from typing import TYPE_CHECKING, Any
 from django.db import models
 from django.utils import timezone
 
-from memory.embeddings import embedder_model_name
-from memory.models import EMBEDDING_DIM, Edge, Memory
-from memory.models_knowledge import Entity, Fact, HandoffVersion, MemoryEntity, ProfileVersion
-from memory.redaction import redact
+from memory.models import EMBEDDING_DIM, Edge, Entity, Fact, HandoffVersion, Memory, MemoryEntity, ProfileVersion
+from memory.providers.embeddings import embedder_model_name
+from memory.text.redaction import redact
 from palace import rls
 from palace.errors import NotFound
 from palace.models import Membership, OpLog, Palace, Room, Slot, TourStop

@@ -30,9 +30,8 @@ from django.contrib.auth import get_user_model
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 
-from memory.models import Memory
-from memory.models_knowledge import Entity, HandoffVersion, ProfileVersion
-from memory.pipeline import memory_save
+from memory.models import Entity, HandoffVersion, Memory, ProfileVersion
+from memory.save.pipeline import memory_save
 from ops.portability import FORMAT, TABLES, VERSION, Table, exportable_fields
 from palace import rls
 from palace.actors import Actor

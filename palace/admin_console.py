@@ -2,7 +2,7 @@
 
 It filters by palace, actor (a person, a token, a system job, staff), class of operation, memory and time range;
 shows what each row changed (before → after, from its detail); links a memory's rows to the memory's whole history
-(memory/admin_restore.py: versions, edges, ops, retrievals, and the restore buttons); and exports the filtered trail
+(memory/admin/audit.py: versions, edges, ops, retrievals, and the restore buttons); and exports the filtered trail
 as CSV or JSON (streamed). The ledger stays read-only here (a trigger refuses changes to it anyway).
 
 Who may do what:

@@ -116,8 +116,8 @@ ACTOR_CLASSES: tuple[tuple[str, str], ...] = (
 
 
 def actor_class_filter(name: str) -> Q:
-    """Staff act in the admin as the system carrying their user (memory/admin.py, memory/restore.py); a job is the
-    system with no user."""
+    """Staff act in the admin as the system carrying their user (memory/admin/memories.py, memory/audit/revert.py); a
+    job is the system with no user."""
     if name == "user":
         return Q(actor_kind="user")
     if name == "token":

@@ -1,7 +1,7 @@
 """Reads and writes over the palace's structure alone (rooms, slots, the tour route), with no memory content.
 
-What a slot holds is the memory app's business (memory/rooms.py builds the room directory, memory/walks.py the
-tours, on top of these).
+What a slot holds is the memory app's business (memory/selectors/rooms.py builds the room directory,
+memory/search/walks.py the tours, on top of these).
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from memory.models import Memory
-from memory.rooms import RoomEntry, room_directory
-from memory.stats import MemoryStats, memory_stats
+from memory.selectors.rooms import RoomEntry, room_directory
+from memory.selectors.stats import MemoryStats, memory_stats
 from palace.errors import NotFound
 from palace.models import Palace
 from palace.selectors import palaces_readable

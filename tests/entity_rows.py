@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from memory.entity_services import _key
-from memory.models import Memory
-from memory.models_knowledge import Entity, MemoryEntity
+from memory.knowledge.services import _key
+from memory.models import Entity, Memory, MemoryEntity
 from palace.models import Palace
 
 

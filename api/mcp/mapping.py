@@ -6,19 +6,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from api.mcp import schemas
-from memory.evidence import qualify_ref
-from memory.textproc import truncate_to_chars
+from memory.search.evidence import qualify_ref
+from memory.text.textproc import truncate_to_chars
 
 if TYPE_CHECKING:
-    from memory.entities import EntityTag
-    from memory.evidence import Verdict
-    from memory.facts import FactsQueryResult, FactsWriteResult, FactView
-    from memory.jobs import DistillResult
+    from memory.context.standing_profile import Profile
+    from memory.jobs.distill import DistillResult
+    from memory.knowledge.extraction import EntityTag
+    from memory.knowledge.facts import FactsQueryResult, FactsWriteResult, FactView
     from memory.models import Entity, Memory
-    from memory.pipeline import SaveResult
-    from memory.profile import Profile
-    from memory.search import SearchResult
-    from memory.walks import Tour
+    from memory.save.pipeline import SaveResult
+    from memory.search.evidence import Verdict
+    from memory.search.search import SearchResult
+    from memory.search.walks import Tour
     from review.selectors import Overview
 
 SNIPPET_CHARS = 400  # search and list rows; memory_examine returns the whole body

@@ -16,8 +16,9 @@ from pydantic import ConfigDict
 
 from api.auth import caller_of
 from api.schemas import ErrorOut
-from memory import selectors, versions
+from memory.lifecycle import versions
 from memory.models import DistillProposal
+from memory.selectors import memories as selectors
 from palace.selectors import palace_get
 
 router = Router(tags=["distill"])

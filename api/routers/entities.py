@@ -20,10 +20,9 @@ from pydantic import ConfigDict
 
 from api.auth import caller_of
 from api.schemas import ErrorOut, ProjectOrigin
-from memory.entity_selectors import entity_get, entity_list, entity_memories
-from memory.entity_services import entity_aliases_edit, entity_merge, entity_rename
-from memory.models import Memory
-from memory.models_knowledge import Entity
+from memory.knowledge.selectors import entity_get, entity_list, entity_memories
+from memory.knowledge.services import entity_aliases_edit, entity_merge, entity_rename
+from memory.models import Entity, Memory
 from palace.errors import InvalidInput
 from palace.selectors import palace_get, palaces_readable
 

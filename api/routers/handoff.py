@@ -14,8 +14,8 @@ from pydantic import ConfigDict
 from api.auth import TokenAuth, caller_of
 from api.routers.profile import ERRORS, TEXT_RESPONSE, target_palace, text_response
 from api.schemas import ErrorOut, ProjectOrigin
-from memory import bootstrap, handoff
-from memory.models_knowledge import HandoffVersion
+from memory.context import bootstrap, handoff
+from memory.models import HandoffVersion
 from palace.models import Palace
 from palace.selectors import palace_get
 

@@ -13,10 +13,10 @@ from pydantic import ConfigDict
 from api.auth import caller_of
 from api.routers.memories import memory_out
 from api.schemas import ErrorOut
-from memory import judge_config
-from memory.judge_selectors import adjudication_why, adjudications_recent
-from memory.models_judge import MAX_TIMEOUT_MS, MIN_TIMEOUT_MS, Adjudication
-from memory.resolve import edge_resolve
+from memory.judge import config as judge_config
+from memory.judge.selectors import adjudication_why, adjudications_recent
+from memory.lifecycle.resolve import edge_resolve
+from memory.models import MAX_TIMEOUT_MS, MIN_TIMEOUT_MS, Adjudication
 from palace.selectors import palace_get
 
 router = Router(tags=["judge"])

@@ -18,8 +18,11 @@ from pydantic import ConfigDict
 from accounts.caller import Caller
 from api.auth import caller_of
 from api.schemas import ErrorOut, Instant, ProjectOrigin
-from memory import pipeline, selectors, services, versions
+from memory.lifecycle import corrections as services
+from memory.lifecycle import versions
 from memory.models import Memory
+from memory.save import pipeline
+from memory.selectors import memories as selectors
 from palace.errors import InvalidInput
 from palace.kinds import KindName
 from palace.models import Palace

@@ -14,11 +14,11 @@ from pydantic import ConfigDict
 
 from api.auth import caller_of
 from api.schemas import ErrorOut
-from memory import walks
 from memory.models import Memory
-from memory.refurb import refurb_list
-from memory.rooms import room_directory
-from memory.selectors import MAX_PAGE, memory_get
+from memory.search import walks
+from memory.selectors.memories import MAX_PAGE, memory_get
+from memory.selectors.refurb import refurb_list
+from memory.selectors.rooms import room_directory
 from palace.errors import InvalidInput, NotFound
 from palace.selectors import palace_get
 from palace.structure import room_get, room_in, room_rename, slots_page

@@ -20,10 +20,10 @@ from pydantic import ConfigDict
 from accounts.caller import Caller
 from api.auth import TokenAuth, caller_of
 from api.schemas import ErrorOut, ProjectOrigin
-from memory import curated
-from memory.curated import curated_block
-from memory.models_knowledge import ProfileVersion
-from memory.profile import profile_build
+from memory.context import curated_profile as curated
+from memory.context.curated_profile import curated_block
+from memory.context.standing_profile import profile_build
+from memory.models import ProfileVersion
 from palace.errors import InvalidInput
 from palace.models import Palace
 from palace.selectors import palace_get, role_in

@@ -9,11 +9,11 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
-from memory.rooms import room_directory_page, room_graph
-from memory.search import memory_search
-from memory.selectors import memory_get, room_memories
-from memory.walks import MAX_HOPS
-from memory.walks import neighbours as walk_neighbours
+from memory.search.search import memory_search
+from memory.search.walks import MAX_HOPS
+from memory.search.walks import neighbours as walk_neighbours
+from memory.selectors.memories import memory_get, room_memories
+from memory.selectors.rooms import room_directory_page, room_graph
 from palace.errors import InvalidInput
 from palace.selectors import palace_get
 from palace.structure import room_visible

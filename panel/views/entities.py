@@ -16,9 +16,9 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from memory.entity_selectors import entity_get, entity_kinds, entity_list, entity_memories
-from memory.entity_services import entity_aliases_edit, entity_merge, entity_rename
-from memory.models_knowledge import Entity
+from memory.knowledge.selectors import entity_get, entity_kinds, entity_list, entity_memories
+from memory.knowledge.services import entity_aliases_edit, entity_merge, entity_rename
+from memory.models import Entity
 from palace.errors import AtriumError, InvalidInput, NotFound
 from palace.selectors import WRITE_ROLES, role_in
 from panel.forms import int_or_none

@@ -13,12 +13,13 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from memory import selectors as memories
-from memory import services, versions
-from memory.judge_selectors import adjudication_why, adjudications_for_edges
+from memory.judge.selectors import adjudication_why, adjudications_for_edges
+from memory.lifecycle import corrections as services
+from memory.lifecycle import versions
+from memory.lifecycle.resolve import edge_resolve
 from memory.models import Edge, Memory
-from memory.resolve import edge_resolve
-from memory.search import memory_search
+from memory.search.search import memory_search
+from memory.selectors import memories
 from palace import selectors
 from palace.errors import InvalidInput
 from palace.structure import room_in

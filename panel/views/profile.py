@@ -20,8 +20,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from memory import curated
-from memory.curated import DiffLine
+from memory.context import curated_profile as curated
+from memory.context.curated_profile import DiffLine
 from palace.errors import Conflict, InvalidInput
 from palace.models import Palace
 from palace.selectors import WRITE_ROLES, palace_get, role_in

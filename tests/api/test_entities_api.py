@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from memory.models_knowledge import Entity, MemoryEntity
+from memory.models import Entity, MemoryEntity
 from memory.testing import make_memory
 from palace.models import OpLog, Palace
 from tests.conftest import PROJECT_ORIGIN

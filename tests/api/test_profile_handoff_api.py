@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from memory.models_knowledge import HandoffVersion, ProfileVersion
+from memory.models import HandoffVersion, ProfileVersion
 from memory.testing import make_memory
-from memory.wrapping import CLOSE_TAG, OPEN_TAG
+from memory.text.wrapping import CLOSE_TAG, OPEN_TAG
 from palace.models import OpLog
 from tests.conftest import PROJECT_ORIGIN
 

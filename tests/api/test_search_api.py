@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from memory.embeddings import embed_passages
 from memory.models import AccessRecord, Memory, SearchBatch
-from memory.searchtext import build_embedding_text, build_search_text
+from memory.providers.embeddings import embed_passages
+from memory.text.searchtext import build_embedding_text, build_search_text
 from palace.actors import Actor
 from palace.models import Palace
 from palace.slots import slot_assign

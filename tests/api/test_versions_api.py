@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from memory.jobs import distill_run
+from memory.jobs.distill import distill_run
+from memory.lifecycle.versions import distill_proposals_store
 from memory.models import DistillProposal, Memory
 from memory.testing import make_memory, topic_vectors
-from memory.versions import distill_proposals_store
 from palace.models import OpLog, Palace
 
 URL = "/api/v1/memories"

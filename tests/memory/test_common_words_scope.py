@@ -7,8 +7,8 @@ from typing import Any
 
 from django.db import connection
 
-import memory.search_arms as search_module
-from memory.search import memory_search
+import memory.search.arms as search_module
+from memory.search.search import memory_search
 from palace.models import Palace
 from tests.memory.test_search import remember
 

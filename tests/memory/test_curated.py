@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from memory import curated
-from memory.curated import (
+from memory.context import curated_profile as curated
+from memory.context.curated_profile import (
     MAX_PROFILE_CHARS,
     curated_block,
     curated_diff,
@@ -19,8 +19,8 @@ from memory.curated import (
     curated_rollback,
     curated_text,
 )
-from memory.models_knowledge import ProfileVersion
-from memory.profile import profile_build
+from memory.context.standing_profile import profile_build
+from memory.models import ProfileVersion
 from memory.testing import make_memory
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound, PermissionDenied

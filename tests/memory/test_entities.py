@@ -1,6 +1,7 @@
-"""Entities (memory/entities.py, memory/entity_rules.py): extraction by rule (Latin, code, handles, repositories,
-Chinese) and by the model (fake server, with its fallback labels), resolution (reuse, miss, aliases), the agent's
-stated entities, a failure that never blocks the write, and in search: tags on every hit, the `ent` cue, isolation."""
+"""Entities (memory/knowledge/extraction.py, memory/knowledge/rules.py): extraction by rule (Latin, code, handles,
+repositories, Chinese) and by the model (fake server, with its fallback labels), resolution (reuse, miss, aliases), the
+agent's stated entities, a failure that never blocks the write, and in search: tags on every hit, the `ent` cue,
+isolation."""
 
 from __future__ import annotations
 
@@ -11,13 +12,12 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from memory import entities
-from memory.entities import entities_for_memories, entity_cues, normalise, stated_entities
-from memory.entity_rules import rule_mentions, text_keys
-from memory.models import Memory
-from memory.models_knowledge import Entity, MemoryEntity
-from memory.pipeline import SaveResult, memory_save
-from memory.search import memory_search
+from memory.knowledge import extraction as entities
+from memory.knowledge.extraction import entities_for_memories, entity_cues, normalise, stated_entities
+from memory.knowledge.rules import rule_mentions, text_keys
+from memory.models import Entity, Memory, MemoryEntity
+from memory.save.pipeline import SaveResult, memory_save
+from memory.search.search import memory_search
 from palace import rls
 from palace.actors import Actor
 from palace.errors import InvalidInput
@@ -223,7 +223,7 @@ def test_a_restatement_links_its_entities_to_the_existing_memory(save: Save) -> 
 
 
 def test_a_correction_links_the_new_version(save: Save, alice_actor: Actor) -> None:
-    from memory.services import memory_update
+    from memory.lifecycle.corrections import memory_update
 
     first = save("The standup is with Caroline at nine.")
     assert first.memory is not None

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from memory.entity_services import _key, entity_aliases_edit, entity_merge, entity_rename
-from memory.models_knowledge import Entity, Fact, MemoryEntity
+from memory.knowledge.services import _key, entity_aliases_edit, entity_merge, entity_rename
+from memory.models import Entity, Fact, MemoryEntity
 from memory.testing import make_memory
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound, PermissionDenied

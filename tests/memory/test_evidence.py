@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from django.test import override_settings
 
-from memory.evidence import batch_tag, evidence_assess, qualify_ref
 from memory.models import Memory, SearchBatch
-from memory.search import BATCH_KEEP
+from memory.search.evidence import batch_tag, evidence_assess, qualify_ref
+from memory.search.search import BATCH_KEEP
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound, Throttled
 from palace.models import OpLog

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import time_machine
 
-from memory.facts import MAX_FACTS, fact_name_key, facts_query, facts_write
+from memory.knowledge.facts import MAX_FACTS, fact_name_key, facts_query, facts_write
 from memory.models import Entity, Fact
 from palace.actors import Actor
 from palace.errors import InvalidInput, PermissionDenied

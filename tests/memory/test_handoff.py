@@ -11,9 +11,9 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory.bootstrap import RecentItem, bootstrap_build, bootstrap_render
-from memory.curated import curated_edit
-from memory.handoff import (
+from memory.context.bootstrap import RecentItem, bootstrap_build, bootstrap_render
+from memory.context.curated_profile import curated_edit
+from memory.context.handoff import (
     MAX_ITEMS,
     HandoffInput,
     handoff_checkout,
@@ -21,9 +21,9 @@ from memory.handoff import (
     handoff_history,
     handoff_save,
 )
-from memory.models_knowledge import HandoffVersion
+from memory.models import HandoffVersion
 from memory.testing import make_memory
-from memory.wrapping import CLOSE_TAG, OPEN_TAG
+from memory.text.wrapping import CLOSE_TAG, OPEN_TAG
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from palace.models import OpLog, Palace

@@ -10,8 +10,8 @@ import httpx2
 import pytest
 from pydantic import BaseModel
 
-from memory import llm
-from memory.llm import (
+from memory.providers import llm
+from memory.providers.llm import (
     DISTILLED_RULE_SCHEMA,
     DistilledRule,
     LLMBadResponseError,

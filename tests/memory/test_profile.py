@@ -8,15 +8,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory.models import Memory
-from memory.profile import (
+from memory.context.standing_profile import (
     ProfileItem,
     item_char_budget,
     profile_build,
     profile_render,
 )
-from memory.textproc import estimate_tokens
-from memory.wrapping import CLOSE_TAG, OPEN_TAG, USAGE_WARNING
+from memory.models import Memory
+from memory.text.textproc import estimate_tokens
+from memory.text.wrapping import CLOSE_TAG, OPEN_TAG, USAGE_WARNING
 from palace.actors import Actor
 from palace.slots import slot_assign
 

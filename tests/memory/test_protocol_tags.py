@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.redaction import clean_inbound_text, redact, scrub_inbound_text, strip_protocol_tags
+from memory.text.redaction import clean_inbound_text, redact, scrub_inbound_text, strip_protocol_tags
 
 CYRILLIC_A = "\u0430"  # а
 CYRILLIC_E = "\u0435"  # е

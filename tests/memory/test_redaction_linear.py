@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from memory import protocol_tags, redaction
-from memory.redaction import redact, strip_protocol_tags
+from memory.text import protocol_tags, redaction
+from memory.text.redaction import redact, strip_protocol_tags
 
 
 class CountingPattern:

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
+from memory.lifecycle.corrections import memory_forget, memory_update
+from memory.lifecycle.resolve import edge_resolve
 from memory.models import Edge, Memory
-from memory.pipeline import SaveResult
-from memory.resolve import edge_resolve
-from memory.services import memory_forget, memory_update
-from memory.stats import memory_stats
+from memory.save.pipeline import SaveResult
+from memory.selectors.stats import memory_stats
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from palace.models import OpLog, Palace

@@ -1,4 +1,4 @@
-"""Restoring from the audit console (memory/restore.py): the permission and the reason every path needs, what
+"""Restoring from the audit console (memory/audit/revert.py): the permission and the reason every path needs, what
 "revert this change" does for each kind of op row (a new change; history kept) and where it refuses, and the bulk
 revert of one actor's changes in a time range (the preview says what the apply then does)."""
 
@@ -12,11 +12,11 @@ import pytest
 import time_machine
 from django.contrib.auth.models import Permission
 
-from memory import restore
-from memory.jobs import distill_run
+from memory.audit import revert as restore
+from memory.jobs.distill import distill_run
+from memory.lifecycle.corrections import memory_forget, memory_report, memory_restore, memory_update
 from memory.models import Memory
-from memory.pipeline import SaveResult
-from memory.services import memory_forget, memory_report, memory_restore, memory_update
+from memory.save.pipeline import SaveResult
 from memory.testing import make_memory, topic_vectors
 from palace.actors import Actor
 from palace.errors import InvalidInput, PermissionDenied

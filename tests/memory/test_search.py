@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memory.embeddings import EmbedderUnavailable, embed_passages
 from memory.models import AccessRecord, Edge, Memory, SearchBatch
-from memory.search import memory_search
-from memory.searchtext import build_embedding_text, build_search_text
+from memory.providers.embeddings import EmbedderUnavailable, embed_passages
+from memory.search.search import memory_search
+from memory.text.searchtext import build_embedding_text, build_search_text
 from palace.actors import Actor
 from palace.errors import InvalidInput, NotFound
 from palace.models import OpLog, Palace
@@ -350,7 +350,7 @@ def word_statistics() -> Iterator[Any]:
     the cache is dropped again afterwards."""
     from django.db import connection
 
-    import memory.search_arms as search_module
+    import memory.search.arms as search_module
 
     def refresh() -> None:
         with connection.cursor() as cursor:
@@ -369,7 +369,7 @@ def _lexical_ids(result: Any) -> set[int]:
 def test_a_common_word_brings_no_lexical_candidates_alone_but_still_counts_in_the_rank(
     alice: Any, alice_palace: Palace, word_statistics: Any, monkeypatch: Any
 ) -> None:
-    import memory.search_arms as search_module
+    import memory.search.arms as search_module
 
     plain = [remember(alice_palace, f"Coffee note {i}: the machine on floor {i}", embed=False) for i in range(6)]
     both = remember(alice_palace, "Coffee from the espresso bar downstairs", embed=False)
@@ -392,7 +392,7 @@ def test_a_common_word_brings_no_lexical_candidates_alone_but_still_counts_in_th
 def test_a_query_of_common_words_only_asks_for_all_of_them(
     alice: Any, alice_palace: Palace, word_statistics: Any, monkeypatch: Any, embedder_down: None
 ) -> None:
-    import memory.search_arms as search_module
+    import memory.search.arms as search_module
 
     for i in range(4):
         remember(alice_palace, f"Morning standup {i}", embed=False)
@@ -538,7 +538,7 @@ def test_a_question_naming_one_person_favours_what_that_person_said(alice: Any, 
 
 
 def test_known_people_are_stripped_from_the_query_for_the_vector_arm() -> None:
-    from memory.search_people import without_names
+    from memory.knowledge.people import without_names
 
     assert without_names("What did Caroline's sister paint?", ["Caroline"]) == "What did sister paint?"
     assert without_names("When did Jon and Gina meet?", ["Gina", "Jon"]) == "When did and meet?"
@@ -563,13 +563,13 @@ def test_known_people_are_stripped_from_the_query_for_the_vector_arm() -> None:
     ],
 )
 def test_role_and_model_names_are_not_people(name: str, role: bool) -> None:
-    from memory.search_people import is_role_name
+    from memory.knowledge.people import is_role_name
 
     assert is_role_name(name) is role
 
 
 def test_a_speaker_called_user_or_assistant_is_never_stripped_or_cued(alice: Any, alice_palace: Palace) -> None:
-    from memory.search_people import _people_cache, known_people
+    from memory.knowledge.people import _people_cache, known_people
 
     remember(alice_palace, "The user asked for the staging database password rotation", speaker="User")
     remember(alice_palace, "I rotated the staging password", kind="episode", speaker="Assistant")
@@ -583,7 +583,7 @@ def test_the_query_embeds_on_a_worker_thread_while_the_lexical_arm_runs(alice: A
     """embed_query_soon gives the same vector as embed_query, from another thread; a cached one answers at once."""
     import threading
 
-    from memory import embeddings
+    from memory.providers import embeddings
 
     threads: list[str] = []
     real_query = embeddings.embed_query
@@ -606,7 +606,7 @@ def test_the_query_embeds_on_a_worker_thread_while_the_lexical_arm_runs(alice: A
 
 
 def test_a_failing_embedder_fails_the_soon_vector_like_the_plain_one(embedder_down: None) -> None:
-    from memory.embeddings import embed_query_soon
+    from memory.providers.embeddings import embed_query_soon
 
     with pytest.raises(EmbedderUnavailable):
         embed_query_soon("anything").result(timeout=30)

@@ -12,10 +12,10 @@ from typing import Any
 
 import time_machine
 
-from memory.facts import facts_write
+from memory.knowledge.facts import facts_write
+from memory.lifecycle.corrections import memory_forget, memory_update
 from memory.models import Entity, Memory, MemoryEntity
-from memory.search import memory_search
-from memory.services import memory_forget, memory_update
+from memory.search.search import memory_search
 from palace.actors import Actor
 from palace.models import Palace
 

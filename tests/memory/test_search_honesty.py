@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from memory.models import AccessRecord, Memory, SearchBatch
-from memory.search import memory_search
-from memory.search_overview import OVERVIEW_LABEL
+from memory.search.overview import OVERVIEW_LABEL
+from memory.search.search import memory_search
 from palace.errors import InvalidInput
 from palace.models import Palace
 

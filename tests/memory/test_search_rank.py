@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from memory.search_arms import Row
-from memory.search_people import frequent_names
-from memory.search_rank import (
+from memory.knowledge.people import frequent_names
+from memory.search.arms import Row
+from memory.search.rank import (
     COSINE_SPREAD,
     EPISODE_SHARE,
     MIN_BACKGROUND,

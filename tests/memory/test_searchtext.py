@@ -8,7 +8,7 @@ from typing import Any
 from django.db import connection
 
 from memory.models import Memory
-from memory.searchtext import (
+from memory.text.searchtext import (
     CONTEXT_SEPARATOR,
     build_embedding_text,
     build_search_text,

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from memory import selectors
+from memory.lifecycle.corrections import memory_forget, memory_update
 from memory.models import Edge, Memory
-from memory.pipeline import SaveResult
-from memory.services import memory_forget, memory_update
+from memory.save.pipeline import SaveResult
+from memory.selectors import memories as selectors
 from memory.testing import T0, make_memory
 from palace.actors import Actor
 from palace.errors import InvalidInput, NotFound, PermissionDenied

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from memory import dispositions
+from memory.judge import dispositions
+from memory.lifecycle.corrections import memory_forget, memory_report, memory_restore, memory_update
 from memory.models import Memory
-from memory.pipeline import SaveResult
-from memory.services import memory_forget, memory_report, memory_restore, memory_update
+from memory.save.pipeline import SaveResult
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from palace.models import OpLog, Palace

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.textproc import (
+from memory.text.textproc import (
     chunk_text,
     estimate_tokens,
     is_low_entropy,

@@ -8,20 +8,20 @@ from typing import Any
 
 import pytest
 
-from memory.jobs import distill_run
-from memory.models import DistillProposal, Memory
-from memory.pipeline import SaveResult
-from memory.selectors import distill_proposals_pending
-from memory.services import memory_forget, memory_update
-from memory.tasks import distill_task
-from memory.testing import make_memory, topic_vectors
-from memory.versions import (
+from memory.jobs.distill import distill_run
+from memory.lifecycle.corrections import memory_forget, memory_update
+from memory.lifecycle.versions import (
     distill_proposal_apply,
     distill_proposal_reject,
     distill_proposals_store,
     distill_undo,
     memory_checkout,
 )
+from memory.models import DistillProposal, Memory
+from memory.save.pipeline import SaveResult
+from memory.selectors.memories import distill_proposals_pending
+from memory.tasks import distill_task
+from memory.testing import make_memory, topic_vectors
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound
 from palace.models import OpLog, Palace

@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from memory.embeddings import embed_passages
 from memory.models import Edge, Memory
-from memory.searchtext import build_embedding_text
+from memory.providers.embeddings import embed_passages
+from memory.search.walks import neighbours, tour_fixed, tour_stretch, tour_thematic
 from memory.testing import make_memory
-from memory.walks import neighbours, tour_fixed, tour_stretch, tour_thematic
+from memory.text.searchtext import build_embedding_text
 from palace.errors import InvalidInput
 from palace.models import Palace
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from memory import protocol_tags
-from memory.wrapping import (
+from memory.text import protocol_tags
+from memory.text.wrapping import (
     CLOSE_TAG,
     OPEN_TAG,
     USAGE_WARNING,

@@ -7,8 +7,7 @@ from typing import Any
 
 from django.db import transaction
 
-from memory.models import Edge, Memory
-from memory.models_knowledge import Entity, Fact, HandoffVersion, MemoryEntity, ProfileVersion
+from memory.models import Edge, Entity, Fact, HandoffVersion, Memory, MemoryEntity, ProfileVersion
 from memory.testing import SYSTEM, T0, make_memory, topic_vectors
 from palace.models import Palace
 from palace.oplog import oplog_write

@@ -47,7 +47,7 @@ class Walk:
 
 
 def _memory(w: World, text: str = "The deploy key rotates on Mondays") -> Any:
-    from memory.pipeline import memory_save
+    from memory.save.pipeline import memory_save
 
     result = memory_save(palace=w.project, actor=Actor.for_user(w.alice), content=text, kind="fact")
     assert result.memory is not None
@@ -68,13 +68,13 @@ def _edge(w: World) -> Any:
 
 
 def _adjudication(w: World) -> Any:
-    from memory.models_judge import Adjudication
+    from memory.models import Adjudication
 
     return Adjudication.objects.create(palace=w.project, verdict="new", reason="rules: far apart")
 
 
 def _judge_settings(w: World) -> Any:
-    from memory.models_judge import JudgeSettings
+    from memory.models import JudgeSettings
 
     return JudgeSettings.objects.get_or_create(pk=1)[0]
 
@@ -487,7 +487,7 @@ def test_the_admin_acts_as_the_system_under_row_level_security(
 
 
 def memory_in_personal_palace(w: World) -> Any:
-    from memory.pipeline import memory_save
+    from memory.save.pipeline import memory_save
 
     palace = Palace.objects.get(personal_owner=w.alice)
     result = memory_save(palace=palace, actor=Actor.for_user(w.alice), content="Alice keeps notes", kind="fact")

@@ -1,4 +1,4 @@
-"""The audit console in the admin (palace/admin_console.py, memory/admin_restore.py) through the test client: the
+"""The audit console in the admin (palace/admin_console.py, memory/admin/audit.py) through the test client: the
 filters, before → after, the CSV and JSON export (the filtered trail, behind the export permission), the history
 page without bodies for an auditor, and the restore pages refused without `memory.restore_memory`."""
 
@@ -16,9 +16,9 @@ import time_machine
 from django.contrib.auth.models import Permission
 from django.test import Client
 
+from memory.lifecycle.corrections import memory_forget, memory_report, memory_update
 from memory.models import Memory
-from memory.pipeline import memory_save
-from memory.services import memory_forget, memory_report, memory_update
+from memory.save.pipeline import memory_save
 from palace.actors import Actor
 from palace.models import OpLog, Palace
 from palace.oplog_classes import before_after, op_class
@@ -309,7 +309,7 @@ def test_a_row_page_masks_what_was_written_about_a_memory_without_the_body_permi
     personal = Palace.objects.get(personal_owner=alice)
     saved = memory_save(palace=personal, actor=Actor.for_user(alice), content=BODY, kind="fact").memory
     assert saved is not None
-    # As a tombstone's restore records the epitaph it cleared (memory/tombstones.py).
+    # As a tombstone's restore records the epitaph it cleared (memory/save/tombstones.py).
     row = OpLog.objects.create(
         op="memory.restore", actor_kind="user", actor_name="alice", actor_user=alice, palace=personal,
         target_kind="memory", target_id=saved.pk, detail={"epitaph": "under the blue mug", "status": "active"},

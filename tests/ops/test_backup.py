@@ -17,7 +17,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from memory.search import memory_search
+from memory.search.search import memory_search
 from ops.backup import MANIFEST, table_counts
 from palace import rls
 from palace.models import OpLog
@@ -29,7 +29,7 @@ PROBE = f"""
 import json
 from django.db import connection
 from django.contrib.auth import get_user_model
-from memory.search import memory_search
+from memory.search.search import memory_search
 from ops.backup import table_counts
 from palace import rls
 from palace.models import OpLog

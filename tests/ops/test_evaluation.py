@@ -203,7 +203,7 @@ def test_eval_on_tiny_facts_gives_the_known_figures() -> None:
 @pytest.mark.django_db
 def test_a_fact_is_saved_as_mcp_saves_it_at_its_session_time(monkeypatch: Any) -> None:
     """Content only, kind fact, the session time as the moment of saving; no speaker, session or turn."""
-    from memory import pipeline
+    from memory.save import pipeline
     from ops import evaluation
 
     calls: list[dict[str, Any]] = []

@@ -13,7 +13,7 @@ from django.db import connection
 from django.db.backends.signals import connection_created
 from django.test import Client
 
-from memory import embeddings
+from memory.providers import embeddings
 from memory.testing import make_memory
 from ops import health
 from palace.models import Palace

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from memory import embeddings
+from memory.providers import embeddings
 from memory.testing import make_memory
 from ops import health
 from palace.models import Palace

@@ -10,7 +10,7 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
-from memory import dispositions
+from memory.judge import dispositions
 from ops.judge_eval import DEFAULT_PAIRS, Pair, evaluate, fake_model, load_pairs, rules_only, similarities
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db import connection
 
-from memory.models_knowledge import Entity
+from memory.models import Entity
 from palace.models import Palace
 from tests.entity_rows import make_entity
 from tests.panel.browserkit import login

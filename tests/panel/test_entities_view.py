@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from memory.models_knowledge import Entity, MemoryEntity
+from memory.models import Entity, MemoryEntity
 from palace.models import OpLog, Palace
 from tests.entity_rows import make_entity
 

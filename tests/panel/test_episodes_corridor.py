@@ -75,7 +75,7 @@ def test_bench_shows_ranked_hits_with_labels(alice, client_for, make_memory, per
 
 
 def test_room_directory_pages_through_every_room_of_a_kind(alice, client_for, make_memory, personal, monkeypatch):
-    from memory import rooms
+    from memory.selectors import rooms
 
     monkeypatch.setattr(rooms, "ROOM_PAGE", 2)
     for i in range(2 * 9 + 1):

@@ -7,8 +7,8 @@ from typing import Any
 
 from django.db import connection
 
-from memory.curated import curated_edit
-from memory.models_knowledge import ProfileVersion
+from memory.context.curated_profile import curated_edit
+from memory.models import ProfileVersion
 from palace.actors import Actor
 from palace.models import Palace
 from tests.panel.test_browser import PASSWORD, asgi_server, browser_page, pytestmark, shot  # noqa: F401

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory.curated import curated_edit
-from memory.models_knowledge import ProfileVersion
+from memory.context.curated_profile import curated_edit
+from memory.models import ProfileVersion
 from palace.actors import Actor
 from palace.models import OpLog
 

@@ -11,10 +11,10 @@ from pydantic import Field
 from api.mcp import mapping, schemas, text
 from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
-from memory import selectors as memory_selectors
 from memory.models import Memory
-from memory.walks import neighbours as walk_neighbours
-from memory.walks import tour_fixed, tour_thematic
+from memory.search.walks import neighbours as walk_neighbours
+from memory.search.walks import tour_fixed, tour_thematic
+from memory.selectors import memories as memory_selectors
 from review.selectors import memory_overview
 
 # --- memory_timeline -----------------------------------------------------------------------------------------------

@@ -15,9 +15,10 @@ from api.mcp import schemas_profile as sp
 from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
 from api.mcp.schemas import Project
-from memory import bootstrap, curated, handoff
-from memory import selectors as memory_selectors
-from memory.models_knowledge import HandoffVersion, ProfileVersion
+from memory.context import bootstrap, handoff
+from memory.context import curated_profile as curated
+from memory.models import HandoffVersion, ProfileVersion
+from memory.selectors import memories as memory_selectors
 from palace.errors import InvalidInput, NotFound
 from palace.selectors import palace_get, palace_labels, role_in
 

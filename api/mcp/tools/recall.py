@@ -13,11 +13,11 @@ from api.mcp import mapping, schemas, text
 from api.mcp.registry import resource, tool
 from api.mcp.runner import ToolCall, run
 from api.schemas import Instant
-from memory import selectors as memory_selectors
-from memory.curated import curated_block
-from memory.evidence import evidence_assess
-from memory.profile import profile_build
-from memory.search import memory_search
+from memory.context.curated_profile import curated_block
+from memory.context.standing_profile import profile_build
+from memory.search.evidence import evidence_assess
+from memory.search.search import memory_search
+from memory.selectors import memories as memory_selectors
 from palace.errors import NotFound
 from palace.selectors import palace_labels
 from review.selectors import review_due_count

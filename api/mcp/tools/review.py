@@ -10,10 +10,10 @@ from pydantic import Field
 from api.mcp import mapping, schemas, text
 from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
-from memory import selectors as memory_selectors
-from memory import services as memory_services
-from memory.judge_selectors import adjudication_why, adjudications_for_edges
+from memory.judge.selectors import adjudication_why, adjudications_for_edges
+from memory.lifecycle import corrections as memory_services
 from memory.models import Edge
+from memory.selectors import memories as memory_selectors
 from palace.errors import InvalidInput
 from review.selectors import review_due_count, review_queue
 from review.services import review_grade

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory.models_knowledge import MemoryEntity
+from memory.models import MemoryEntity
 from tests.api.mcp.conftest import mcp_client, run, text_of
 
 

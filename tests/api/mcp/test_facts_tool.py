@@ -9,7 +9,7 @@ from typing import Any
 import time_machine
 
 from memory.models import Entity, Fact, Memory, MemoryEntity
-from memory.wrapping import CLOSE_TAG, OPEN_TAG
+from memory.text.wrapping import CLOSE_TAG, OPEN_TAG
 from palace.models import OpLog
 from tests.api.mcp.conftest import mcp_client, run, text_of
 from tests.conftest import PROJECT_ORIGIN

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from memory.models import Memory
-from memory.wrapping import CLOSE_TAG, OPEN_TAG
+from memory.text.wrapping import CLOSE_TAG, OPEN_TAG
 from palace.models import OpLog
 from tests.api.mcp.conftest import mcp_client, run, text_of
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from memory.models_knowledge import HandoffVersion, ProfileVersion
-from memory.wrapping import CLOSE_TAG, OPEN_TAG
+from memory.models import HandoffVersion, ProfileVersion
+from memory.text.wrapping import CLOSE_TAG, OPEN_TAG
 from palace.models import OpLog
 from tests.api.mcp.conftest import MODES, mcp_client, run, text_of
 from tests.conftest import PROJECT_ORIGIN

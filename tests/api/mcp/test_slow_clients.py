@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from memory import embeddings
+from memory.providers import embeddings
 from tests.api.mcp.conftest import call, raw_post, run, text_of
 from tests.fakes.openai_server import FakeOpenAI, slow
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from memory.models import Memory
-from memory.wrapping import CLOSE_TAG, OPEN_TAG
+from memory.text.wrapping import CLOSE_TAG, OPEN_TAG
 from palace.models import OpLog
 from tests.api.mcp.conftest import MODES, mcp_client, run, text_of
 
@@ -171,8 +171,8 @@ def test_search_with_no_match_says_so_and_registers_no_batch(tokens: dict[str, s
 
 
 def test_search_names_the_words_too_common_to_match_on_their_own(tokens: dict[str, str], monkeypatch: Any) -> None:
-    import memory.search as search_module
-    from memory.search import SearchResult
+    import memory.search.search as search_module
+    from memory.search.search import SearchResult
 
     real = search_module.memory_search
     calls: list[list[str]] = []

@@ -6,7 +6,7 @@
 The source is Unicode's confusables.txt (UTS #39) as shipped in that package's JSON. Only the characters the
 protocol tags are spelled with are kept, and only non-ASCII sources that NFKD + case folding do not already turn
 into the target, so the table stays a few hundred characters and the package is not a run-time dependency.
-Paste the output over `_LOOKALIKES` in memory/protocol_tags.py.
+Paste the output over `_LOOKALIKES` in memory/text/protocol_tags.py.
 """
 
 from __future__ import annotations

@@ -1,0 +1,13 @@
+"""The memory app's admin: importing this package registers every page.
+
+- memories.py: memories, edges and distillation proposals, with the forget and restore actions;
+- audit.py: a memory's history and the revert console (they re-register Memory with a subclass);
+- judge.py: the judge's settings and its rulings.
+"""
+
+from __future__ import annotations
+
+from memory.admin import audit, judge, memories
+from memory.admin.memories import can_see_bodies
+
+__all__ = ["audit", "can_see_bodies", "judge", "memories"]

@@ -1,0 +1,71 @@
+"""Admin for the judge: its settings (the API key write-only, saved through judge_settings_update so the rules —
+encryption, the mask, "on without a key stays off", the op row — are the service's) and its rulings (read-only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.http import HttpRequest
+
+from memory.judge.config import judge_settings_update, key_mask
+from memory.models import Adjudication, JudgeSettings
+from palace.actors import Actor
+
+
+class JudgeSettingsForm(forms.ModelForm):
+    api_key = forms.CharField(
+        required=False,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False),  # never back-filled
+        help_text="Leave empty to keep the stored key.",
+    )
+    clear_key = forms.BooleanField(required=False, help_text="Remove the stored key (turns the judge off).")
+
+    class Meta:
+        model = JudgeSettings
+        fields = ("enabled", "base_url", "model", "timeout_ms")
+
+
+@admin.register(JudgeSettings)
+class JudgeSettingsAdmin(admin.ModelAdmin):
+    form = JudgeSettingsForm
+    list_display = ("__str__", "enabled", "base_url", "model", "timeout_ms", "key", "updated_at")
+    readonly_fields = ("key", "updated_at", "updated_by")
+
+    @admin.display(description="API key")
+    def key(self, obj: JudgeSettings) -> str:
+        return key_mask(length=obj.api_key_length, last4=obj.api_key_last4) or "—"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return not JudgeSettings.objects.exists()
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj: JudgeSettings, form: Any, change: bool) -> None:
+        data = form.cleaned_data
+        judge_settings_update(
+            actor=Actor.for_user(request.user),  # type: ignore[arg-type]
+            enabled=data["enabled"],
+            base_url=data["base_url"],
+            model=data["model"],
+            timeout_ms=data["timeout_ms"],
+            api_key=data.get("api_key") or "",
+            clear_key=bool(data.get("clear_key")),
+        )
+        obj.pk = JudgeSettings.objects.values_list("pk", flat=True).get()
+        obj.refresh_from_db()
+
+
+@admin.register(Adjudication)
+class AdjudicationAdmin(admin.ModelAdmin):
+    list_display = ("id", "palace", "created_at", "verdict", "contradiction", "model_took_part", "fallback_reason")
+    list_filter = ("verdict", "model_took_part", "fallback_reason")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

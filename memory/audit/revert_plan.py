@@ -1,0 +1,308 @@
+"""What "revert this change" means for an op row, decided before anything is done, so a preview and the apply that
+follows say the same thing (memory/audit/revert.py applies a plan; the bulk preview shows a list of them).
+
+A revert is a new change that undoes the old one's effect; history is never rewritten. Meaningful reverts:
+
+- memory.forget: restore the memory, while it is still forgotten;
+- memory.decay, memory.archive: restore the memory, while it is still archived;
+- memory.restore: forget (or archive) it again, as it was before, while it is still active;
+- memory.save (a new memory): forget it, while it is active or archived;
+- memory.update, memory.checkout: check out the version it replaced (a new head with the old content), while the
+  memory it made is still the head;
+- memory.distill: undo the distillation (members back, the rule archived), while the rule is active;
+- memory.report, memory.reinforce: set the confidence back, while nobody changed it since.
+
+Anything else is refused with the reason (a merge reinforced an existing memory; a contradiction decision, review
+scheduling, members, tokens and rooms change through their own pages). A row already reverted is refused too.
+
+`Sim` lets a list of plans be computed in the order they will be applied: each plan sees the states the earlier
+plans will leave (a token that forgot and then restored a memory is reverted to exactly where it started).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from memory.lifecycle.versions import chain_head
+from memory.models import Memory
+from palace.models import OpLog
+
+# Actions a plan can carry.
+RESTORE = "restore"
+FORGET = "forget"
+ARCHIVE = "archive"
+CHECKOUT = "checkout"
+DISTILL_UNDO = "distill_undo"
+CONFIDENCE = "confidence"
+FOLDED = "folded"  # nothing to do on its own: an earlier plan of the same list undoes it
+
+REVERT_OP = "memory.revert"
+BULK_OP = "memory.bulk_revert"
+
+REFUSALS = {
+    "memory.merge": (
+        "a merge reinforced an existing memory with a restatement; there is no earlier version to return to"
+    ),
+    "memory.supersede": "part of a distillation: undo the distillation from the rule's history",
+    "memory.unsupersede": "part of an undone distillation: nothing to revert here",
+    "memory.distill_undo": "an undone distillation is not redone from the console; distil again if it was wrong",
+    "memory.replace": "a contradiction decision: check out the older version from its history to bring it back",
+    "edge.decide": "a contradiction decision: restore or check out the versions it changed from their history",
+    "edge.close": "edges close when a memory is corrected or forgotten; revert that change instead",
+    REVERT_OP: "a revert is undone by acting again from the memory's history (restore, check out or forget)",
+    BULK_OP: "a bulk revert is undone row by row from the memories' histories",
+}
+
+
+@dataclass
+class RevertPlan:
+    op_id: int
+    op: str
+    target_id: int | None
+    action: str = ""  # one of the actions above; "" when refused
+    memory_id: int | None = None  # the memory the action changes
+    checkout_of: int | None = None  # CHECKOUT: the version brought back
+    confidence: float | None = None  # CONFIDENCE: the value set back
+    folded_into: int | None = None  # FOLDED: the op row whose revert covers this one
+    describe: str = ""
+    refused: str = ""
+
+    @property
+    def doable(self) -> bool:
+        return bool(self.action) and self.action != FOLDED
+
+
+@dataclass
+class Sim:
+    """Memory states as earlier plans of a list will leave them (empty: as stored)."""
+
+    status: dict[int, str] = field(default_factory=dict)
+    confidence: dict[int, float] = field(default_factory=dict)
+    heads: dict[int, int] = field(default_factory=dict)  # a superseded version → the head a checkout made stale
+
+    def status_of(self, memory: Memory) -> str:
+        return self.status.get(memory.pk, memory.status)
+
+    def confidence_of(self, memory: Memory) -> float:
+        return self.confidence.get(memory.pk, memory.confidence)
+
+    def after(self, plan: RevertPlan) -> None:
+        if plan.memory_id is None or not plan.doable:
+            return
+        if plan.action in (RESTORE, FORGET, ARCHIVE):
+            self.status[plan.memory_id] = {RESTORE: "active", FORGET: "forgotten", ARCHIVE: "archived"}[plan.action]
+        elif plan.action == CHECKOUT:
+            self.status[plan.memory_id] = "superseded"
+        elif plan.action == DISTILL_UNDO:
+            self.status[plan.memory_id] = "archived"
+        elif plan.action == CONFIDENCE and plan.confidence is not None:
+            self.confidence[plan.memory_id] = plan.confidence
+
+
+def reverted_by(op_id: int) -> int | None:
+    """The revert row that already undid this op row, if any."""
+    found = OpLog.objects.filter(op=REVERT_OP, detail__reverts=op_id).values_list("pk", flat=True).first()
+    return None if found is None else int(found)
+
+
+def reverted_map(op_ids: list[int]) -> dict[int, int]:
+    """For many op rows at once (a history page): op row id → the revert row that undid it."""
+    rows = OpLog.objects.filter(op=REVERT_OP, detail__reverts__in=op_ids).values_list("pk", "detail")
+    return {int(detail["reverts"]): int(pk) for pk, detail in rows if isinstance(detail, dict)}
+
+
+def revert_plan(
+    *,
+    row: OpLog,
+    sim: Sim | None = None,
+    reverted: dict[int, int] | None = None,
+    memories: dict[int, Memory] | None = None,
+) -> RevertPlan:
+    """What reverting `row` would do. `reverted` (reverted_map) and `memories` (by id) spare a page listing many
+    rows a query per row; without them each is read here."""
+    sim = sim or Sim()
+    plan = RevertPlan(op_id=row.pk, op=row.op, target_id=row.target_id)
+    done = reverted.get(row.pk) if reverted is not None else reverted_by(row.pk)
+    if done is not None:
+        plan.refused = f"already reverted (op #{done})"
+        return plan
+    if row.op in REFUSALS:
+        plan.refused = REFUSALS[row.op]
+        return plan
+    if row.target_kind != "memory" or row.target_id is None:
+        plan.refused = f"{row.op} is not a change to a memory; change it where it is managed (its own admin page)"
+        return plan
+    if memories is not None and row.target_id in memories:
+        memory: Memory | None = memories[row.target_id]
+    else:
+        memory = Memory.objects.filter(pk=row.target_id).first()
+    if memory is None:
+        plan.refused = f"memory #{row.target_id} no longer exists"
+        return plan
+    plan.memory_id = memory.pk
+    decide = PLANNERS.get(row.op)
+    if decide is None:
+        plan.refused = f"{row.op} cannot be reverted from the console"
+        return plan
+    decide(plan=plan, row=row, memory=memory, sim=sim)
+    return plan
+
+
+def _act(plan: RevertPlan, action: str, describe: str) -> None:
+    plan.action, plan.describe = action, describe
+
+
+def _plan_forget(*, plan: RevertPlan, row: OpLog, memory: Memory, sim: Sim) -> None:
+    status = sim.status_of(memory)
+    if status != Memory.Status.FORGOTTEN:
+        plan.refused = f"memory #{memory.pk} is {status} now; nothing to restore"
+        return
+    _act(plan, RESTORE, f"restore memory #{memory.pk} (forgotten → active)")
+
+
+def _plan_archive(*, plan: RevertPlan, row: OpLog, memory: Memory, sim: Sim) -> None:
+    status = sim.status_of(memory)
+    if status != Memory.Status.ARCHIVED:
+        plan.refused = f"memory #{memory.pk} is {status} now; nothing to restore"
+        return
+    _act(plan, RESTORE, f"restore memory #{memory.pk} (archived → active)")
+
+
+def _plan_restore(*, plan: RevertPlan, row: OpLog, memory: Memory, sim: Sim) -> None:
+    status = sim.status_of(memory)
+    previous = str(_detail(row).get("from_status", "forgotten"))
+    if status != Memory.Status.ACTIVE:
+        plan.refused = f"memory #{memory.pk} is {status} now, not active; nothing to take back"
+        return
+    action = ARCHIVE if previous == Memory.Status.ARCHIVED else FORGET
+    _act(plan, action, f"{action} memory #{memory.pk} again (active → {previous})")
+
+
+def _plan_save(*, plan: RevertPlan, row: OpLog, memory: Memory, sim: Sim) -> None:
+    status = sim.status_of(memory)
+    if status in (Memory.Status.ACTIVE, Memory.Status.ARCHIVED):
+        _act(plan, FORGET, f"forget memory #{memory.pk} ({status} → forgotten)")
+    elif status == Memory.Status.SUPERSEDED:
+        head = chain_head(memory)
+        plan.refused = (
+            f"memory #{memory.pk} was corrected since (current version #{head.pk}); revert the correction first, "
+            f"or forget #{head.pk}"
+        )
+    else:
+        plan.refused = f"memory #{memory.pk} is already {status}"
+
+
+def _plan_correction(*, plan: RevertPlan, row: OpLog, memory: Memory, sim: Sim) -> None:
+    status = sim.status_of(memory)
+    older = _detail(row).get("supersedes")
+    if not isinstance(older, int):
+        plan.refused = "the op row does not say which version it replaced"
+        return
+    if status not in (Memory.Status.ACTIVE, Memory.Status.ARCHIVED):
+        plan.refused = (
+            f"memory #{memory.pk} changed since (now {status}); check out the version you want from its history"
+        )
+        return
+    plan.checkout_of = older
+    _act(plan, CHECKOUT, f"check out version #{older} again (a new head with its content; #{memory.pk} superseded)")
+
+
+def _plan_distill(*, plan: RevertPlan, row: OpLog, memory: Memory, sim: Sim) -> None:
+    status = sim.status_of(memory)
+    if status != Memory.Status.ACTIVE:
+        plan.refused = f"rule #{memory.pk} is {status} now; only an active rule's distillation can be undone"
+        return
+    members = _detail(row).get("members", [])
+    _act(plan, DISTILL_UNDO, f"undo the distillation: members {members} active again, rule #{memory.pk} archived")
+
+
+def _plan_confidence(*, plan: RevertPlan, row: OpLog, memory: Memory, sim: Sim) -> None:
+    detail = _detail(row)
+    before, after = detail.get("confidence_before"), detail.get("confidence")
+    if not isinstance(before, int | float) or not isinstance(after, int | float):
+        plan.refused = "the op row does not record the confidence before and after"
+        return
+    if abs(float(before) - float(after)) <= 1e-9:
+        plan.refused = f"the op changed nothing (the confidence stayed {after})"
+        return
+    now = sim.confidence_of(memory)
+    if abs(now - float(after)) > 1e-9:
+        plan.refused = f"the confidence of memory #{memory.pk} changed since (now {now}, the op left {after})"
+        return
+    plan.confidence = float(before)
+    _act(plan, CONFIDENCE, f"set the confidence of memory #{memory.pk} back ({after} → {before})")
+
+
+def _detail(row: OpLog) -> dict[str, Any]:
+    return row.detail if isinstance(row.detail, dict) else {}
+
+
+PLANNERS = {
+    "memory.forget": _plan_forget,
+    "memory.decay": _plan_archive,
+    "memory.archive": _plan_archive,
+    "memory.restore": _plan_restore,
+    "memory.save": _plan_save,
+    "memory.update": _plan_correction,
+    "memory.checkout": _plan_correction,
+    "memory.distill": _plan_distill,
+    "memory.report": _plan_confidence,
+    "memory.reinforce": _plan_confidence,
+}
+
+
+def plan_list(*, rows: list[OpLog]) -> list[RevertPlan]:
+    """Plans for rows to be undone newest first (the caller's order), each seeing what the earlier ones leave.
+
+    A save whose memory the same list then corrected is undone as a whole: the corrections fold into the save's
+    revert, which forgets the chain's current head, rather than each correction checking out an older version of
+    text that is to go anyway."""
+    sim = Sim()
+    saved = {row.target_id: row for row in rows if row.op == "memory.save" and row.target_id is not None}
+    corrected: dict[int, OpLog] = {}  # older version → the correction row in the list
+    for row in rows:
+        older = _detail(row).get("supersedes") if row.op in ("memory.update", "memory.checkout") else None
+        if isinstance(older, int):
+            corrected[older] = row
+    folded: dict[int, int] = {}  # correction op id → the save op id whose revert covers it
+    head_for_save: dict[int, int] = {}  # save op id → the head to forget
+    for memory_id, save_row in saved.items():
+        current, chain_rows = memory_id, []
+        while current in corrected:
+            chain_rows.append(corrected[current])
+            current = int(corrected[current].target_id or 0)
+        if chain_rows:
+            head_for_save[save_row.pk] = current
+            folded.update({r.pk: save_row.pk for r in chain_rows})
+    plans: list[RevertPlan] = []
+    for row in rows:
+        if row.pk in folded and reverted_by(row.pk) is not None:
+            plan = revert_plan(row=row, sim=sim)  # refused: already reverted
+        elif row.pk in folded:
+            plan = RevertPlan(op_id=row.pk, op=row.op, target_id=row.target_id, action=FOLDED, memory_id=row.target_id)
+            plan.folded_into = folded[row.pk]
+            plan.describe = f"folded into the revert of op #{folded[row.pk]} (the whole chain is forgotten)"
+        elif row.pk in head_for_save:
+            plan = _plan_save_chain(row=row, head_id=head_for_save[row.pk], sim=sim)
+        else:
+            plan = revert_plan(row=row, sim=sim)
+        sim.after(plan)
+        plans.append(plan)
+    return plans
+
+
+def _plan_save_chain(*, row: OpLog, head_id: int, sim: Sim) -> RevertPlan:
+    plan = RevertPlan(op_id=row.pk, op=row.op, target_id=row.target_id)
+    done = reverted_by(row.pk)
+    head = Memory.objects.filter(pk=head_id).first()
+    if done is not None or head is None:
+        plan.refused = f"already reverted (op #{done})" if done else f"memory #{head_id} no longer exists"
+        return plan
+    status = sim.status_of(head)
+    plan.memory_id = head.pk
+    if status not in (Memory.Status.ACTIVE, Memory.Status.ARCHIVED):
+        plan.refused = f"the current version #{head.pk} of memory #{row.target_id} is {status}; nothing to forget"
+        return plan
+    _act(plan, FORGET, f"forget memory #{head.pk}, the current version of #{row.target_id} ({status} → forgotten)")
+    return plan

@@ -1,0 +1,218 @@
+"""The judge's settings: read per use from the one JudgeSettings row, edited by an admin, tested before saving.
+
+The API key is encrypted at rest (Fernet, keyed from SECRET_KEY) and never leaves this module in clear except to
+the HTTP client: reads give a mask (the last 4 characters when the key is longer than 8, otherwise nothing), and an
+empty key field on update means "keep the stored key" (forms are never back-filled). Turning the judge on without a
+key leaves it off. Settings are read from the database on every use (one primary-key read, only when a save falls
+in the fuzzy band), so a change takes effect at once in every process, without a restart or a cache to invalidate.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from cryptography.fernet import Fernet, InvalidToken
+from django.conf import settings
+from django.db import transaction
+
+from memory.models import MAX_TIMEOUT_MS, MIN_TIMEOUT_MS, JudgeSettings
+from memory.providers.llm import LLMConfig, LLMError, LLMTimeoutError
+from palace.actors import Actor
+from palace.errors import InvalidInput, PermissionDenied
+from palace.oplog import oplog_write
+
+# Why the rules ruled instead of the model (Adjudication.fallback_reason; the view filters on these).
+OFF = "off"
+NO_KEY = "no_key"
+NO_ENDPOINT = "no_endpoint"
+KEY_UNREADABLE = "key_unreadable"
+TIMEOUT = "timeout"
+FAILED = "failed"
+SKIPPED = "skipped"
+FALLBACK_REASONS = (OFF, NO_KEY, NO_ENDPOINT, KEY_UNREADABLE, TIMEOUT, FAILED, SKIPPED)
+
+
+def _fernet() -> Fernet:
+    digest = hashlib.sha256(b"atrium.judge.api_key:" + settings.SECRET_KEY.encode()).digest()
+    return Fernet(base64.urlsafe_b64encode(digest))
+
+
+def key_mask(*, length: int, last4: str) -> str:
+    """What a page or an API may show of a stored key: nothing of it when short, its last 4 characters when long."""
+    if length == 0:
+        return ""
+    return "•" * 8 + (last4 if length > 8 else "")
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    merge_at: float
+    accept_at: float
+    contradiction_at: float
+
+
+def thresholds() -> Thresholds:
+    return Thresholds(
+        merge_at=settings.ATRIUM_JUDGE_MERGE_AT,
+        accept_at=settings.ATRIUM_JUDGE_ACCEPT_AT,
+        contradiction_at=settings.ATRIUM_JUDGE_CONTRADICTION_AT,
+    )
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """The judge as configured right now: `llm` is set when the model may be asked, else `off_reason` says why."""
+
+    llm: LLMConfig | None
+    off_reason: str
+    timeout_ms: int
+    thresholds: Thresholds = field(default_factory=thresholds)
+
+
+def judge_settings_row() -> JudgeSettings:
+    row, _ = JudgeSettings.objects.get_or_create(pk=1)
+    return row
+
+
+def _llm(*, base_url: str, model: str, api_key: str, timeout_ms: int) -> LLMConfig:
+    # No retry: a write waits for at most one attempt, bounded by the timeout.
+    return LLMConfig(base_url=base_url, api_key=api_key, model=model, timeout_s=timeout_ms / 1000, max_retries=0)
+
+
+def judge_config() -> JudgeConfig:
+    """The judge's configuration, read now (see the module docstring)."""
+    row = JudgeSettings.objects.filter(pk=1).first()
+    if row is None or not row.enabled:
+        return JudgeConfig(llm=None, off_reason=OFF, timeout_ms=row.timeout_ms if row else 3000)
+    if not row.base_url or not row.model:
+        return JudgeConfig(llm=None, off_reason=NO_ENDPOINT, timeout_ms=row.timeout_ms)
+    if not row.api_key_encrypted:
+        return JudgeConfig(llm=None, off_reason=NO_KEY, timeout_ms=row.timeout_ms)
+    try:
+        api_key = _fernet().decrypt(row.api_key_encrypted.encode()).decode()
+    except InvalidToken:  # SECRET_KEY changed since the key was stored: enter it again
+        return JudgeConfig(llm=None, off_reason=KEY_UNREADABLE, timeout_ms=row.timeout_ms)
+    try:
+        llm = _llm(base_url=row.base_url, model=row.model, api_key=api_key, timeout_ms=row.timeout_ms)
+    except ValueError:
+        return JudgeConfig(llm=None, off_reason=NO_ENDPOINT, timeout_ms=row.timeout_ms)
+    return JudgeConfig(llm=llm, off_reason="", timeout_ms=row.timeout_ms)
+
+
+def judge_settings_public() -> dict[str, Any]:
+    """The settings as a page or an API may show them: the key only as a mask."""
+    row = judge_settings_row()
+    t = thresholds()
+    return {
+        "enabled": row.enabled,
+        "active": judge_config().llm is not None,
+        "base_url": row.base_url,
+        "model": row.model,
+        "timeout_ms": row.timeout_ms,
+        "api_key_set": bool(row.api_key_encrypted),
+        "api_key_mask": key_mask(length=row.api_key_length, last4=row.api_key_last4),
+        "merge_at": t.merge_at,
+        "accept_at": t.accept_at,
+        "contradiction_at": t.contradiction_at,
+        "updated_at": row.updated_at,
+    }
+
+
+def require_admin(actor: Actor) -> None:
+    if actor.user is None or not getattr(actor.user, "is_staff", False):
+        raise PermissionDenied("only an admin may change or test the judge settings")
+
+
+def _check(*, base_url: str, model: str, timeout_ms: int) -> None:
+    if not MIN_TIMEOUT_MS <= timeout_ms <= MAX_TIMEOUT_MS:
+        raise InvalidInput(f"timeout_ms is from {MIN_TIMEOUT_MS} to {MAX_TIMEOUT_MS}", field="timeout_ms")
+    if base_url and not base_url.startswith(("http://", "https://")):
+        raise InvalidInput("the endpoint must start with http:// or https://", field="base_url")
+    if len(base_url) > 500 or len(model) > 200:
+        raise InvalidInput("the endpoint is at most 500 characters and the model at most 200")
+
+
+def judge_settings_update(
+    *,
+    actor: Actor,
+    enabled: bool,
+    base_url: str,
+    model: str,
+    timeout_ms: int,
+    api_key: str = "",
+    clear_key: bool = False,
+) -> dict[str, Any]:
+    """Save the judge settings (an admin only). An empty `api_key` keeps the stored one; `clear_key` removes it.
+    Turning the judge on without a key (given or stored) leaves it off. Writes the op log (never the key)."""
+    require_admin(actor)
+    base_url, model, api_key = base_url.strip(), model.strip(), api_key.strip()
+    _check(base_url=base_url, model=model, timeout_ms=timeout_ms)
+    with transaction.atomic():
+        row = JudgeSettings.objects.select_for_update().get(pk=judge_settings_row().pk)
+        key_changed = bool(api_key) or (clear_key and bool(row.api_key_encrypted))
+        if clear_key:
+            row.api_key_encrypted, row.api_key_last4, row.api_key_length = "", "", 0
+        if api_key:
+            row.api_key_encrypted = _fernet().encrypt(api_key.encode()).decode()
+            row.api_key_last4, row.api_key_length = api_key[-4:], len(api_key)
+        row.enabled = bool(enabled) and bool(row.api_key_encrypted) and bool(base_url) and bool(model)
+        row.base_url, row.model, row.timeout_ms = base_url, model, timeout_ms
+        row.updated_by = actor.user  # type: ignore[assignment]
+        row.save()
+        oplog_write(
+            op="judge.settings",
+            actor=actor,
+            target_kind="judge",
+            target_id=row.pk,
+            detail={
+                "enabled": row.enabled,
+                "requested_enabled": bool(enabled),
+                "base_url": base_url,
+                "model": model,
+                "timeout_ms": timeout_ms,
+                "key_changed": key_changed,
+            },
+        )
+    return judge_settings_public()
+
+
+@dataclass(frozen=True)
+class ConnectionReport:
+    reachable: bool
+    model: str
+    elapsed_ms: int
+    error: str = ""
+
+
+def judge_test_connection(
+    *, actor: Actor, base_url: str, model: str, timeout_ms: int, api_key: str = ""
+) -> ConnectionReport:
+    """Ask the endpoint, with the values as typed (nothing is stored), to judge one trivial pair; report whether a
+    valid ruling came back, from which model, and the round trip. An empty `api_key` uses the stored key."""
+    from memory.judge.rulings import judge_pair  # the judge imports this module
+
+    require_admin(actor)
+    base_url, model, api_key = base_url.strip(), model.strip(), api_key.strip()
+    _check(base_url=base_url, model=model, timeout_ms=timeout_ms)
+    if not base_url or not model:
+        raise InvalidInput("give the endpoint and the model to test")
+    if not api_key:
+        row = judge_settings_row()
+        if row.api_key_encrypted:
+            try:
+                api_key = _fernet().decrypt(row.api_key_encrypted.encode()).decode()
+            except InvalidToken:
+                api_key = ""
+    config = _llm(base_url=base_url, model=model, api_key=api_key, timeout_ms=timeout_ms)
+    started = time.monotonic()
+    try:
+        judge_pair(config=config, new="The office opens at 9.", old="The office opens at 9 am.", kind="fact")
+    except LLMError as exc:
+        elapsed = round((time.monotonic() - started) * 1000)
+        kind = "timed out" if isinstance(exc, LLMTimeoutError) else "failed"
+        return ConnectionReport(reachable=False, model=model, elapsed_ms=elapsed, error=f"{kind}: {str(exc)[:200]}")
+    return ConnectionReport(reachable=True, model=model, elapsed_ms=round((time.monotonic() - started) * 1000))

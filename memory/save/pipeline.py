@@ -1,0 +1,550 @@
+"""The save pipeline behind every door (DESIGN.md, "The write pipeline"): one memory or a batch of up to 10.
+
+A save request is a typed `SaveItem`, its field types checked once where it is made (a batch item that arrives as a
+mapping becomes one in `SaveItem.from_mapping`). After that: clean and redact (`prepare_item`; both in
+memory/save/input.py), embed, dispose against near neighbours (and the forgotten: memory/save/tombstones.py), then slot,
+link and log in one transaction. Corrections (memory.services) reuse the same cleaning, embedding and insert."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from memory.judge import dispositions
+from memory.judge import rulings as judge
+from memory.knowledge.extraction import Extraction, Linked, entities_extract, entities_link
+from memory.models import HALF_DISTANCE, Edge, Memory, vector_literal
+from memory.providers.embeddings import EmbedderUnavailable, embed_passages, embedder_model_name
+from memory.save import tombstones
+from memory.save.importance import importance_for
+from memory.save.input import (
+    ITEM_FIELDS,
+    MAX_PLACARD_CHARS,
+    SOURCES,
+    Prepared,
+    SaveItem,
+    check_source,
+    clean_line,
+    prepare_item,
+)
+from memory.text.searchtext import build_embedding_text, build_search_text
+from palace.actors import Actor
+from palace.errors import InvalidInput
+from palace.kinds import KindName
+from palace.models import Palace
+from palace.oplog import oplog_write
+from palace.slots import slot_assign
+
+log = logging.getLogger(__name__)
+
+# Sources that bring old material in bulk: not enrolled for spaced review by default.
+NO_REVIEW_SOURCES = frozenset({"backfill", "import", "eval"})
+MAX_BATCH_ITEMS = 10
+NEIGHBOURS = 5  # nearest neighbours considered for MERGE / DEFER
+CONFIDENCE_MERGE_STEP = 0.05
+__all__ = ["ITEM_FIELDS", "MAX_PLACARD_CHARS", "SOURCES", "SaveItem", "check_source", "clean_line", "prepare_item"]
+
+
+@dataclass
+class SaveResult:
+    disposition: str  # accept | merge | defer | drop
+    memory: Memory | None  # the new memory, or the one a restatement merged into; None on DROP
+    merged_into: int | None = None
+    contradicts: list[int] = field(default_factory=list)
+    edges: list[int] = field(default_factory=list)  # the pending `contradicts` edges, one per contradicted memory
+    redactions: list[str] = field(default_factory=list)
+    degraded: list[str] = field(default_factory=list)
+    hint: str = ""
+    forgotten: int | None = None  # a forgotten memory the content restates (memory/save/tombstones.py)
+    restored: bool = False  # ...which this save restored (restore: true) instead of saving a copy
+    entities: Linked | None = (
+        None  # the entities linked to `memory` (memory/knowledge/extraction.py), and who found them
+    )
+
+
+@dataclass
+class ItemError:
+    index: int
+    code: str
+    message: str
+
+
+@dataclass
+class BatchResult:
+    count: int  # items received
+    items: list[SaveResult | ItemError]
+    failed: int
+
+
+# --- cleaning (memory/save/input.py), provenance, embedding --------------------------------------------------------
+
+
+def _provenance(*, p: Prepared, source: str, actor: Actor, now: datetime) -> dict[str, Any]:
+    """One entry of Memory.sources: where a piece of content came from, stamped from the Actor, never the client."""
+    return {
+        "kind": source,
+        "session": p.source_session,
+        "turn": p.source_turn,
+        "seq": p.source_seq,
+        "speaker": p.speaker,
+        "user_id": actor.user_id,
+        "token_id": actor.token_id,
+        "system": actor.system,
+        "at": now.isoformat(),
+    }
+
+
+def embed_texts(texts: list[str]) -> tuple[list[list[float] | None], list[str]]:
+    """Vectors for `texts`, or Nones and the degraded marker when the embedder cannot run."""
+    try:
+        vectors = embed_passages(texts)
+    except EmbedderUnavailable as exc:
+        log.warning("saving without embeddings: %s", exc)
+        return [None] * len(texts), ["embedder"]
+    return [v.tolist() for v in vectors], []
+
+
+def _previous_in_session(*, palace: Palace, source_session: str) -> Memory | None:
+    """The latest memory of the same palace and source session (the turn before this one), if any."""
+    if not source_session:
+        return None
+    return (
+        Memory.objects.filter(palace=palace, source_session=source_session)
+        .only("id", "content", "kind")
+        .order_by("-id")
+        .first()
+    )
+
+
+def derived_texts(p: Prepared, context: str) -> tuple[str, str]:
+    """The full-text search text and the embedding text of a prepared item (`context`: the previous turn)."""
+    args: dict[str, Any] = {
+        "content": p.content,
+        "placard": p.placard,
+        "speaker": p.speaker,
+        "occurred_at": p.occurred_at,
+        "context": context,
+    }
+    return build_search_text(**args), build_embedding_text(**args)
+
+
+# --- disposition -------------------------------------------------------------------------------------------------
+
+
+def _neighbours(*, palace: Palace, vector: list[float]) -> list[dispositions.Neighbour]:
+    """The nearest active memories in the same palace (must run inside the save transaction).
+
+    Ordered by the half-precision distance the HNSW index is built on (memory.models), judged by the exact cosine
+    of the stored full-precision vectors: the merge and contradiction thresholds are that precise.
+    """
+    literal = vector_literal(vector)
+    with connection.cursor() as cursor:
+        # pgvector >= 0.8: keep scanning the HNSW graph until enough rows pass the palace filter.
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute(
+            "SELECT m.id, m.kind, m.content, m.placard, m.speaker, m.embedding <=> %s::vector"  # noqa: S608
+            " FROM memory_memory m WHERE m.palace_id = %s AND m.status = %s AND m.embedding IS NOT NULL"
+            f" ORDER BY {HALF_DISTANCE} LIMIT %s",
+            [literal, palace.pk, Memory.Status.ACTIVE, literal, NEIGHBOURS],
+        )
+        rows = cursor.fetchall()
+        if not rows:
+            # The graph scan gives up after hnsw.max_scan_tuples index entries, and entries of deleted or
+            # rolled-back rows count until VACUUM: seen as an exact duplicate saved as new after a test run had
+            # rolled back thousands of inserts. When it finds nothing, ask exactly (the full-precision distance is
+            # not the index's expression, so PostgreSQL reads the palace's rows by the palace index).
+            cursor.execute(
+                "SELECT m.id, m.kind, m.content, m.placard, m.speaker, m.embedding <=> %s::vector AS d"
+                " FROM memory_memory m WHERE m.palace_id = %s AND m.status = %s AND m.embedding IS NOT NULL"
+                " ORDER BY d LIMIT %s",
+                [literal, palace.pk, Memory.Status.ACTIVE, NEIGHBOURS],
+            )
+            rows = cursor.fetchall()
+    rows.sort(key=lambda r: float(r[5]))  # relaxed_order: the index order is approximate
+    return [
+        dispositions.Neighbour(
+            id=pk, kind=kind, content=content, placard=placard, speaker=speaker, similarity=1.0 - float(distance)
+        )
+        for pk, kind, content, placard, speaker, distance in rows
+    ]
+
+
+def _merge(
+    *,
+    target_id: int,
+    p: Prepared,
+    source: str,
+    actor: Actor,
+    similarity: float,
+    now: datetime,
+    entities: Linked,
+) -> Memory:
+    """Reinforce an existing memory with a restatement: confidence up, a hit, the new provenance kept, the
+    restatement's entities linked to it."""
+    target = Memory.objects.select_for_update().get(pk=target_id)
+    target.confidence = min(1.0, round(target.confidence + CONFIDENCE_MERGE_STEP, 6))
+    target.hit_count += 1
+    target.last_accessed_at = now
+    target.sources = [*target.sources, _provenance(p=p, source=source, actor=actor, now=now)]
+    if p.redactions:
+        target.redactions = sorted(set(target.redactions) | set(p.redactions))
+    target.save(update_fields=["confidence", "hit_count", "last_accessed_at", "sources", "redactions", "updated_at"])
+    oplog_write(
+        op="memory.merge",
+        actor=actor,
+        palace=target.palace,
+        target_kind="memory",
+        target_id=target.pk,
+        reason="restatement of an existing memory",
+        detail={
+            "disposition": dispositions.MERGE,
+            "similarity": round(similarity, 4),
+            "source": source,
+            "session": p.source_session,
+            "turn": p.source_turn,
+            "redactions": p.redactions,
+            "confidence": target.confidence,
+            "entities": entities.detail(),
+        },
+    )
+    return target
+
+
+def create_memory(
+    *,
+    palace: Palace,
+    p: Prepared,
+    source: str,
+    actor: Actor,
+    vector: list[float] | None,
+    search_text: str,
+    now: datetime,
+    supersedes: Memory | None = None,
+) -> Memory:
+    """Insert the memory, slotted (a correction inherits its predecessor's slot). A new memory's importance is the
+    caller's or the rule's (memory/save/importance.py); one that starts below the decay threshold is not enrolled for
+    review unless asked, so it may fade (memory/jobs/decay.py)."""
+    importance = importance_for(kind=p.kind, content=p.content, explicit=p.importance).value
+    if p.enrol_review is not None:
+        enrolled = p.enrol_review
+    else:
+        enrolled = bool(settings.ATRIUM_REVIEW_ENROL) and source not in NO_REVIEW_SOURCES
+        enrolled = enrolled and (supersedes is not None or importance >= settings.ATRIUM_DECAY_IMPORTANCE_BELOW)
+    slot = slot_assign(
+        palace=palace, kind=p.kind, actor=actor, inherit=supersedes.slot if supersedes is not None else None
+    )
+    memory = Memory(
+        palace=palace,
+        kind=p.kind,
+        content=p.content,
+        placard=p.placard,
+        occurred_at=p.occurred_at,
+        created_at=now,
+        source_kind=source,
+        source_session=p.source_session,
+        source_turn=p.source_turn,
+        source_seq=p.source_seq,
+        sources=[_provenance(p=p, source=source, actor=actor, now=now)],
+        speaker=p.speaker,
+        created_by_id=actor.user_id,
+        created_by_token_id=actor.token_id,
+        redactions=p.redactions,
+        search_text=search_text,
+        embedding=vector,
+        embedding_model=embedder_model_name() if vector is not None else "",
+        slot=slot,
+        review_enrolled=enrolled,
+        supersedes=supersedes,
+    )
+    memory.importance = importance
+    if supersedes is not None:
+        memory.confidence = supersedes.confidence
+        memory.importance = supersedes.importance if p.importance is None else p.importance
+        memory.version = supersedes.version + 1
+    memory.save()
+    return memory
+
+
+def _lock_palace(palace: Palace) -> None:
+    """Serialise writers of one palace, so two identical saves cannot both be ACCEPTed."""
+    Palace.objects.select_for_update(no_key=True).filter(pk=palace.pk).values_list("pk", flat=True).first()
+
+
+def _save_prepared(
+    *,
+    palace: Palace,
+    actor: Actor,
+    p: Prepared,
+    source: str,
+    vector: list[float] | None,
+    degraded: list[str],
+    search_text: str,
+    previous: Memory | None,
+    now: datetime,
+    extraction: Extraction,
+) -> SaveResult:
+    """Steps 5-6 of the pipeline, inside one transaction: dispose, write, slot, link (edges, entities), op row."""
+    with transaction.atomic():
+        _lock_palace(palace)
+        judged = judge.Judged(dispositions.Disposition(dispositions.ACCEPT))
+        if vector is not None:
+            neighbours = _neighbours(palace=palace, vector=vector)
+            judged = judge.judge_dispose(content=p.content, kind=p.kind, speaker=p.speaker, neighbours=neighbours)
+        decision = judged.disposition
+        if decision.merge_into is not None:
+            linked = entities_link(palace=palace, memory_id=decision.merge_into.id, extraction=extraction, now=now)
+            target = _merge(
+                target_id=decision.merge_into.id,
+                p=p,
+                source=source,
+                actor=actor,
+                similarity=decision.merge_into.similarity,
+                now=now,
+                entities=linked,
+            )
+            judge.adjudications_record(palace=palace, judged=judged, new_memory=None, new_text=p.content, edges={})
+            hint = f"restates {judge.describe(decision.merge_into)}; reinforced it instead of saving a copy"
+            return SaveResult(
+                disposition=dispositions.MERGE,
+                memory=target,
+                merged_into=target.pk,
+                redactions=p.redactions,
+                degraded=degraded,
+                hint=judge.save_hint(judged, {}) if judged.rulings else hint,
+                entities=linked,
+            )
+        tomb = (
+            None
+            if vector is None
+            else tombstones.tombstone_check(palace=palace, p=p, vector=vector, actor=actor, now=now)
+        )
+        if tomb is not None:
+            return SaveResult(
+                disposition=dispositions.MERGE if tomb.restored else dispositions.DEFER,
+                memory=tomb.memory if tomb.restored else None,
+                merged_into=tomb.memory.pk if tomb.restored else None,
+                redactions=p.redactions,
+                degraded=degraded,
+                hint=tomb.hint,
+                forgotten=tomb.memory.pk,
+                restored=tomb.restored,
+            )
+        memory = create_memory(
+            palace=palace, p=p, source=source, actor=actor, vector=vector, search_text=search_text, now=now
+        )
+        linked = entities_link(palace=palace, memory_id=memory.pk, extraction=extraction, now=now)
+        edges = {
+            suspect.id: Edge.objects.create(
+                palace=palace,
+                from_memory=memory,
+                to_memory_id=suspect.id,
+                kind=Edge.Kind.CONTRADICTS,
+                status=Edge.Status.PENDING,
+                weight=round(suspect.similarity, 4),
+            )
+            for suspect in decision.contradicts
+        }
+        judge.adjudications_record(palace=palace, judged=judged, new_memory=memory, new_text=p.content, edges=edges)
+        if previous is not None and p.kind == Memory.Kind.EPISODE:
+            Edge.objects.get_or_create(
+                palace=palace, from_memory=previous, to_memory=memory, kind=Edge.Kind.NEXT, defaults={"weight": 1.0}
+            )
+        hint = judge.save_hint(judged, edges)
+        if degraded:
+            hint = (hint + "; " if hint else "") + "saved without an embedding (embedder unavailable)"
+        contradicts = [n.id for n in decision.contradicts]
+        oplog_write(
+            op="memory.save",
+            actor=actor,
+            palace=palace,
+            target_kind="memory",
+            target_id=memory.pk,
+            detail={
+                "disposition": decision.disposition,
+                "kind": p.kind,
+                "source": source,
+                "slot": memory.slot.coordinate if memory.slot is not None else None,
+                "redactions": p.redactions,
+                "contradicts": contradicts,
+                "edges": [e.pk for e in edges.values()],
+                "judged_by": sorted({"model" if r.model_took_part else "rules" for r in judged.rulings}),
+                "degraded": degraded,
+                "importance": memory.importance,
+                "entities": linked.detail(),
+            },
+        )
+    return SaveResult(
+        disposition=decision.disposition,
+        memory=memory,
+        contradicts=contradicts,
+        edges=[e.pk for e in edges.values()],
+        redactions=p.redactions,
+        degraded=degraded,
+        hint=hint,
+        entities=linked,
+    )
+
+
+def _drop(p: Prepared) -> SaveResult:
+    # A DROP changes nothing, so it writes no op row: the ledger records mutations, and a chatty client must not
+    # be able to fill it with "ok"s. The caller learns the disposition from the result.
+    return SaveResult(
+        disposition=dispositions.DROP,
+        memory=None,
+        redactions=p.redactions,
+        hint="dropped: no information to remember (an acknowledgement, too short, or repetitive)",
+    )
+
+
+# --- the two entry points ----------------------------------------------------------------------------------------
+
+
+def memory_save(
+    *,
+    palace: Palace,
+    actor: Actor,
+    content: str,
+    kind: KindName,
+    placard: str = "",
+    source: str = "rest",
+    occurred_at: datetime | None = None,
+    speaker: str = "",
+    source_session: str = "",
+    source_turn: str = "",
+    source_seq: int | None = None,
+    importance: float | None = None,
+    enrol_review: bool | None = None,
+    restore: bool = False,
+    entities: object = None,
+    now: datetime | None = None,
+) -> SaveResult:
+    """Save one memory through the write pipeline (DESIGN.md, "The write pipeline").
+
+    1. strip forged protocol tags and NUL/control characters; validate kind, length, placard;
+    2. redact secrets and personal data (the result and the op row carry the types, never the values);
+    3. DROP low-entropy content (no row, no op row);
+    4. embed the passage text (on failure: no vector, degraded ["embedder"], ACCEPT);
+    5. dispose against the nearest active memories of the same palace: MERGE / DEFER / ACCEPT; content restating a
+       forgotten memory is DEFERred with its epitaph, or restores it when `restore` (memory/save/tombstones.py);
+    6. slot, enrol for review, link the previous turn of the same session and the entities it mentions (`entities`:
+       the ones the agent states, [{name, kind?, aliases?}]; memory/knowledge/extraction.py), write the op row — one
+       transaction.
+
+    The caller has already resolved `palace` for writing through palace.selectors.palace_get(write=True).
+    """
+    now = now or timezone.now()
+    source = check_source(source)
+    item = SaveItem(
+        content=content,
+        kind=kind,
+        placard=placard,
+        occurred_at=occurred_at,
+        speaker=speaker,
+        source_session=source_session,
+        source_turn=source_turn,
+        source_seq=source_seq,
+        importance=importance,
+        enrol_review=enrol_review,
+        restore=restore,
+        entities=entities,
+    )
+    p = prepare_item(item, now=now)
+    if p.low_entropy:
+        return _drop(p)
+    previous = _previous_in_session(palace=palace, source_session=p.source_session)
+    search_text, embedding_text = derived_texts(p, previous.content if previous is not None else "")
+    vectors, degraded = embed_texts([embedding_text])
+    return _save_prepared(
+        palace=palace,
+        actor=actor,
+        p=p,
+        source=source,
+        vector=vectors[0],
+        degraded=degraded,
+        search_text=search_text,
+        previous=previous,
+        now=now,
+        extraction=_extract(palace, p),
+    )
+
+
+def _extract(palace: Palace, p: Prepared) -> Extraction:
+    """The entity mentions of a prepared item, found before the save transaction (a model may be asked)."""
+    return entities_extract(palace=palace, text=p.content, speaker=p.speaker, stated=p.entities)
+
+
+def memory_save_batch(
+    *,
+    palace: Palace,
+    actor: Actor,
+    items: Sequence[SaveItem | Mapping[str, Any]],
+    source: str = "rest",
+    now: datetime | None = None,
+) -> BatchResult:
+    """Save up to 10 items with one embedder call; each item gets its own disposition.
+
+    An item is a SaveItem (a door validated it) or a mapping, made into a SaveItem here; an item that cannot be
+    made into one is reported as an ItemError at its index. Items are written in order, each in its own savepoint,
+    so a later item that restates an earlier one MERGEs into it (in-batch dedup) and one failing item does not
+    block the rest.
+    """
+    now = now or timezone.now()
+    source = check_source(source)
+    if not isinstance(items, Sequence) or isinstance(items, str) or not items:
+        raise InvalidInput("items must be a non-empty list", field="items")
+    if len(items) > MAX_BATCH_ITEMS:
+        raise InvalidInput(f"a batch holds at most {MAX_BATCH_ITEMS} items (got {len(items)})", field="items")
+    results: list[SaveResult | ItemError | None] = [None] * len(items)
+    prepared: list[tuple[int, Prepared]] = []
+    for index, raw in enumerate(items):
+        try:
+            item = raw if isinstance(raw, SaveItem) else SaveItem.from_mapping(raw)
+            p = prepare_item(item, now=now)
+        except InvalidInput as exc:
+            results[index] = ItemError(index=index, code=exc.code, message=exc.message)
+            continue
+        if p.low_entropy:
+            results[index] = _drop(p)
+        else:
+            prepared.append((index, p))
+    # Context (the previous turn) for the embedding text is only known for the first item of each session before
+    # writing; later items of the same session in this batch use the item before them.
+    texts: list[tuple[str, str]] = []
+    previous_content: dict[str, str] = {}
+    for _, p in prepared:
+        if p.source_session and p.source_session not in previous_content:
+            prev = _previous_in_session(palace=palace, source_session=p.source_session)
+            previous_content[p.source_session] = prev.content if prev is not None else ""
+        texts.append(derived_texts(p, previous_content.get(p.source_session, "")))
+        if p.source_session:
+            previous_content[p.source_session] = p.content
+    vectors, degraded = embed_texts([embedding for _, embedding in texts]) if prepared else ([], [])
+    for (index, p), (search_text, _), vector in zip(prepared, texts, vectors, strict=True):
+        extraction = _extract(palace, p)  # outside the transaction: a model may be asked
+        try:
+            with transaction.atomic():
+                results[index] = _save_prepared(
+                    palace=palace,
+                    actor=actor,
+                    p=p,
+                    source=source,
+                    vector=vector,
+                    degraded=degraded,
+                    search_text=search_text,
+                    previous=_previous_in_session(palace=palace, source_session=p.source_session),
+                    now=now,
+                    extraction=extraction,
+                )
+        except Exception as exc:  # one bad item must not sink the batch; it is reported, never swallowed
+            log.exception("batch item %s failed", index)
+            code = getattr(exc, "code", "error")
+            results[index] = ItemError(index=index, code=str(code), message=str(getattr(exc, "message", exc)))
+    final = [r for r in results if r is not None]
+    return BatchResult(count=len(items), items=final, failed=sum(isinstance(r, ItemError) for r in final))

@@ -1,0 +1,103 @@
+"""Query rewriting for memory.search: with a chat model configured, the query becomes up to three complementary
+queries, each retrieved on its own, fused by cross-query reciprocal rank fusion.
+
+1. Off (`status="off"`) when no model is configured (ATRIUM_LLM_BASE_URL / ATRIUM_LLM_MODEL), when the setting
+   ATRIUM_SEARCH_REWRITE is off, or when the caller passes `enabled=False`.
+2. The model is asked once, with ATRIUM_SEARCH_REWRITE_TIMEOUT seconds for the whole reply and no retry: a search
+   must not wait on a slow model. A failure (`status="failed"`) or a timeout (`status="timeout"`) runs the query
+   as given instead, and the reason is kept in `error`.
+3. The original query always runs too; the rewrites add to it. Each query's retrieval applies its own similarity
+   floor, so a rewrite that drifts off-topic brings no sub-floor neighbours; the fused list keeps every candidate
+   that passed in at least one query, scored by sum(1 / (RRF_K + rank)).
+4. A hit found best by a rewritten query says so in its label ("… via q2", q1 being the original).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+
+from memory.providers.llm import LLMConfig, LLMError, LLMTimeoutError, rewrite_query_with_llm
+
+if TYPE_CHECKING:
+    from memory.search.rank import Candidate
+    from memory.search.search import _Retrieved
+
+__all__ = ["Rewritten", "retrieve_rewritten", "rewrite_config"]
+
+log = logging.getLogger(__name__)
+
+RRF_K = 60
+FUSE_DEPTH = 50  # candidates per query taken into the cross-query fusion
+MAX_QUERIES = 3  # rewrites asked for; the original query runs beside them
+
+
+@dataclass
+class Rewritten:
+    retrieved: _Retrieved
+    status: str  # off | rewritten | failed | timeout
+    queries: list[str]  # the queries that ran, the original first
+    error: str = ""
+
+
+def rewrite_config() -> LLMConfig | None:
+    """The chat model for rewriting, or None when rewriting is off or no model is configured."""
+    if not getattr(settings, "ATRIUM_SEARCH_REWRITE", True):
+        return None
+    base_url, model = settings.ATRIUM_LLM_BASE_URL or "", settings.ATRIUM_LLM_MODEL or ""
+    if not base_url or not model:
+        return None
+    return LLMConfig(
+        base_url=base_url,
+        api_key=settings.ATRIUM_LLM_API_KEY or "",
+        model=model,
+        timeout_s=float(getattr(settings, "ATRIUM_SEARCH_REWRITE_TIMEOUT", 2.0)),
+        max_retries=0,
+    )
+
+
+def _fuse(results: list[_Retrieved]) -> list[Candidate]:
+    scores: dict[int, float] = {}
+    best: dict[int, tuple[int, int, Candidate]] = {}  # memory -> (rank, query index, candidate)
+    for index, retrieved in enumerate(results):
+        for rank, candidate in enumerate(retrieved.ranked[:FUSE_DEPTH], start=1):
+            scores[candidate.memory_id] = scores.get(candidate.memory_id, 0.0) + 1.0 / (RRF_K + rank)
+            if candidate.memory_id not in best or (rank, index) < best[candidate.memory_id][:2]:
+                best[candidate.memory_id] = (rank, index, candidate)
+    fused = []
+    for memory_id, (_, index, candidate) in best.items():
+        copy = dataclasses.replace(candidate, ranks=dict(candidate.ranks), score=scores[memory_id])
+        copy.via = f"q{index + 1}" if index else ""
+        fused.append(copy)
+    return sorted(fused, key=lambda c: (-c.score, -c.memory_id))
+
+
+def retrieve_rewritten(
+    *, query: str, enabled: bool | None, retrieve: Callable[[str], _Retrieved], config: LLMConfig | None = None
+) -> Rewritten:
+    """Retrieve `query` (and its rewrites, when a model is configured and rewriting is on). See the docstring."""
+    config = config or (rewrite_config() if enabled is not False else None)
+    if config is None or enabled is False:
+        return Rewritten(retrieved=retrieve(query), status="off", queries=[query])
+    try:
+        rewrites = rewrite_query_with_llm(config=config, query=query)[:MAX_QUERIES]
+    except LLMError as exc:
+        log.warning("query rewriting failed, searching the query as given: %s", exc)
+        status = "timeout" if isinstance(exc, LLMTimeoutError) else "failed"
+        return Rewritten(retrieved=retrieve(query), status=status, queries=[query], error=str(exc)[:300])
+    queries = [query, *(q for q in rewrites if q.casefold() != query.casefold())]
+    results = [retrieve(q) for q in queries]
+    first = results[0]
+    combined = dataclasses.replace(
+        first,
+        ranked=_fuse(results),
+        matched=any(r.matched for r in results),
+        degraded=sorted({d for r in results for d in r.degraded}),
+        below_floor=sum(r.below_floor for r in results),
+    )
+    return Rewritten(retrieved=combined, status="rewritten", queries=queries)
