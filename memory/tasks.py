@@ -13,8 +13,9 @@ from celery import shared_task
 from django.conf import settings
 from django.db import transaction
 
-from memory.jobs import distill as jobs
-from memory.lifecycle.versions import distill_proposals_store
+from memory.jobs.decay import decay_run
+from memory.jobs.distill import distill_proposals_store, distill_run
+from memory.jobs.embeddings_backfill import embeddings_backfill
 
 log = logging.getLogger(__name__)
 
@@ -25,27 +26,22 @@ DISTILL_TASK = "memory.distill"
 
 @shared_task(name=DECAY_TASK, ignore_result=True)
 def decay_task(dry_run: bool = False) -> dict[str, Any]:
-    result = jobs.decay_run(dry_run=dry_run)
+    result = decay_run(dry_run=dry_run)
     log.info("decay: %d candidates, %d archived", len(result.candidates), len(result.archived))
     return {"candidates": len(result.candidates), "archived": len(result.archived)}
 
 
 @shared_task(name=BACKFILL_TASK, ignore_result=True)
 def embeddings_backfill_task(batch_size: int = 32, limit: int | None = None) -> dict[str, Any]:
-    result = jobs.embeddings_backfill(batch_size=batch_size, limit=limit)
+    result = embeddings_backfill(batch_size=batch_size, limit=limit)
     log.info("embedding backfill: %d embedded, %d remaining %s", result.embedded, result.remaining, result.degraded)
     return {"embedded": result.embedded, "remaining": result.remaining, "degraded": result.degraded}
-
-
-def distill_mode_setting() -> str:
-    mode = str(getattr(settings, "ATRIUM_DISTILL_MODE", "suggest"))
-    return mode if mode in ("suggest", "apply") else "suggest"
 
 
 @shared_task(name=DISTILL_TASK, ignore_result=True)
 def distill_task(mode: str = "setting") -> dict[str, Any]:
     """`mode` "setting" (the scheduled default) reads ATRIUM_DISTILL_MODE (suggest unless set to apply)."""
-    result = jobs.distill_run(mode=distill_mode_setting() if mode == "setting" else mode)
+    result = distill_run(mode=settings.ATRIUM_DISTILL_MODE if mode == "setting" else mode)
     # Suggestions are kept as proposals for a person to apply or reject (memory.versions), not thrown away.
     stored = distill_proposals_store(result=result) if result.mode == "suggest" else []
     log.info(
@@ -61,11 +57,3 @@ def distill_task(mode: str = "setting") -> dict[str, Any]:
 def enqueue_embeddings_backfill() -> None:
     """Ask a worker to embed the rows saved without a vector, once the current transaction commits."""
     transaction.on_commit(lambda: embeddings_backfill_task.delay())
-
-
-def enqueue_decay(*, dry_run: bool = False) -> None:
-    transaction.on_commit(lambda: decay_task.delay(dry_run=dry_run))
-
-
-def enqueue_distill(*, mode: str = "setting") -> None:
-    transaction.on_commit(lambda: distill_task.delay(mode=mode))

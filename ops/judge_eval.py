@@ -27,7 +27,8 @@ from memory.judge import dispositions
 from memory.judge.config import JudgeConfig
 from memory.judge.rulings import judge_dispose
 from memory.providers.embeddings import embed_passages
-from memory.save.pipeline import SaveItem, derived_texts, prepare_item
+from memory.save.derived_texts import derived_texts
+from memory.save.input import SaveItem, prepare_item
 
 LABELS = ("same", "contradiction", "compatible")
 DEFAULT_PAIRS = Path(__file__).resolve().parent.parent / "tests" / "memory" / "data" / "judge_pairs.jsonl"

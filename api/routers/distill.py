@@ -16,7 +16,7 @@ from pydantic import ConfigDict
 
 from api.auth import caller_of
 from api.schemas import ErrorOut
-from memory.lifecycle import versions
+from memory.jobs.distill import distill_proposal_apply, distill_proposal_reject
 from memory.models import DistillProposal
 from memory.selectors import memories as selectors
 from palace.selectors import palace_get
@@ -91,7 +91,7 @@ def proposals_apply(request: HttpRequest, proposal_id: int) -> dict[str, Any]:
     """Apply a pending proposal (the rule is written now, by the LLM when configured); 409 when a member changed."""
     caller = caller_of(request)
     caller.require_write()
-    return proposal_out(versions.distill_proposal_apply(proposal_id=proposal_id, actor=caller.actor))
+    return proposal_out(distill_proposal_apply(proposal_id=proposal_id, actor=caller.actor))
 
 
 @router.post("/proposals/{int:proposal_id}/reject", response={200: ProposalOut, **ERRORS})
@@ -99,6 +99,4 @@ def proposals_reject(request: HttpRequest, proposal_id: int, payload: RejectIn) 
     """Reject a pending proposal; the same member set is not proposed again."""
     caller = caller_of(request)
     caller.require_write()
-    return proposal_out(
-        versions.distill_proposal_reject(proposal_id=proposal_id, actor=caller.actor, reason=payload.reason)
-    )
+    return proposal_out(distill_proposal_reject(proposal_id=proposal_id, actor=caller.actor, reason=payload.reason))

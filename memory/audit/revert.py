@@ -21,10 +21,11 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memory.audit import revert_plan as rp
+from memory.jobs.distill import DistillUndo, distill_undo
 from memory.lifecycle.corrections import memory_forget, memory_lock, memory_restore
-from memory.lifecycle.versions import DistillUndo, distill_undo, memory_checkout
+from memory.lifecycle.versions import memory_checkout
 from memory.models import Memory
-from memory.save.input import clean_line
+from memory.text.cleaning import clean_line
 from palace.actors import Actor
 from palace.errors import AtriumError, Conflict, InvalidInput, NotFound, PermissionDenied
 from palace.models import OpLog

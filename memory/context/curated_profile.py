@@ -20,8 +20,8 @@ from django.db import IntegrityError, transaction
 
 from memory.lifecycle.corrections import memory_writable
 from memory.models import ProfileVersion
-from memory.save.input import clean_line
-from memory.text.redaction import clean_inbound_text, redact
+from memory.text.cleaning import clean_inbound_text, clean_line
+from memory.text.redaction import redact
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound
 from palace.models import Palace

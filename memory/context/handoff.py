@@ -18,8 +18,8 @@ from django.db import IntegrityError, transaction
 
 from memory.lifecycle.corrections import memory_writable
 from memory.models import HandoffVersion
-from memory.save.input import clean_line
-from memory.text.redaction import clean_inbound_text, redact, scrub_inbound_text
+from memory.text.cleaning import clean_inbound_text, clean_line, scrub_inbound_text
+from memory.text.redaction import redact
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound
 from palace.models import Palace

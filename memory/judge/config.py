@@ -19,8 +19,9 @@ from cryptography.fernet import Fernet, InvalidToken
 from django.conf import settings
 from django.db import transaction
 
+from memory.judge.prompt import judge_pair
 from memory.models import MAX_TIMEOUT_MS, MIN_TIMEOUT_MS, JudgeSettings
-from memory.providers.llm import LLMConfig, LLMError, LLMTimeoutError
+from memory.providers.llm import LLMConfig, LLMError, LLMTimeoutError, llm_config
 from palace.actors import Actor
 from palace.errors import InvalidInput, PermissionDenied
 from palace.oplog import oplog_write
@@ -78,9 +79,9 @@ def judge_settings_row() -> JudgeSettings:
     return row
 
 
-def _llm(*, base_url: str, model: str, api_key: str, timeout_ms: int) -> LLMConfig:
-    # No retry: a write waits for at most one attempt, bounded by the timeout.
-    return LLMConfig(base_url=base_url, api_key=api_key, model=model, timeout_s=timeout_ms / 1000, max_retries=0)
+def _llm(*, base_url: str, model: str, api_key: str, timeout_ms: int) -> LLMConfig | None:
+    # No retry (the "judge" purpose): a write waits for at most one attempt, bounded by the timeout.
+    return llm_config("judge", base_url=base_url, model=model, api_key=api_key, timeout_s=timeout_ms / 1000)
 
 
 def judge_config() -> JudgeConfig:
@@ -96,9 +97,8 @@ def judge_config() -> JudgeConfig:
         api_key = _fernet().decrypt(row.api_key_encrypted.encode()).decode()
     except InvalidToken:  # SECRET_KEY changed since the key was stored: enter it again
         return JudgeConfig(llm=None, off_reason=KEY_UNREADABLE, timeout_ms=row.timeout_ms)
-    try:
-        llm = _llm(base_url=row.base_url, model=row.model, api_key=api_key, timeout_ms=row.timeout_ms)
-    except ValueError:
+    llm = _llm(base_url=row.base_url, model=row.model, api_key=api_key, timeout_ms=row.timeout_ms)
+    if llm is None:
         return JudgeConfig(llm=None, off_reason=NO_ENDPOINT, timeout_ms=row.timeout_ms)
     return JudgeConfig(llm=llm, off_reason="", timeout_ms=row.timeout_ms)
 
@@ -193,7 +193,6 @@ def judge_test_connection(
 ) -> ConnectionReport:
     """Ask the endpoint, with the values as typed (nothing is stored), to judge one trivial pair; report whether a
     valid ruling came back, from which model, and the round trip. An empty `api_key` uses the stored key."""
-    from memory.judge.rulings import judge_pair  # the judge imports this module
 
     require_admin(actor)
     base_url, model, api_key = base_url.strip(), model.strip(), api_key.strip()
@@ -208,6 +207,8 @@ def judge_test_connection(
             except InvalidToken:
                 api_key = ""
     config = _llm(base_url=base_url, model=model, api_key=api_key, timeout_ms=timeout_ms)
+    if config is None:
+        raise InvalidInput("the endpoint must start with http:// or https://", field="base_url")
     started = time.monotonic()
     try:
         judge_pair(config=config, new="The office opens at 9.", old="The office opens at 9 am.", kind="fact")

@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Annotated, Any
 
-from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Q
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
@@ -40,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from memory.knowledge.people import is_role_name
 from memory.knowledge.rules import MAX_NAME_CHARS, normalise, rule_mentions, text_keys
 from memory.models import Entity, MemoryEntity
-from memory.providers.llm import LLMConfig, LLMError, LLMTimeoutError, chat_json
+from memory.providers.llm import LLMConfig, LLMError, LLMTimeoutError, chat_json, llm_config
 from palace.errors import InvalidInput
 from palace.models import Palace
 
@@ -230,18 +229,7 @@ Reply with one JSON object: {"entities": [{"name": "...", "kind": "...", "aliase
 
 def model_config() -> LLMConfig | None:
     """The chat model for extraction, or None when it is switched off or no model is configured."""
-    if not settings.ATRIUM_ENTITIES_MODEL:
-        return None
-    base_url, model = settings.ATRIUM_LLM_BASE_URL or "", settings.ATRIUM_LLM_MODEL or ""
-    if not base_url or not model:
-        return None
-    return LLMConfig(
-        base_url=base_url,
-        api_key=settings.ATRIUM_LLM_API_KEY or "",
-        model=model,
-        timeout_s=float(settings.ATRIUM_ENTITIES_TIMEOUT),
-        max_retries=0,
-    )
+    return llm_config("entities")
 
 
 def _model_mentions(*, config: LLMConfig, text: str) -> list[Mention]:

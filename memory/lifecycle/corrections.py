@@ -16,16 +16,11 @@ from django.utils import timezone
 from memory.knowledge.extraction import entities_extract, entities_link
 from memory.lifecycle.edges import edges_close_open
 from memory.models import Memory
-from memory.save.pipeline import (
-    SaveItem,
-    check_source,
-    clean_line,
-    create_memory,
-    derived_texts,
-    embed_texts,
-    prepare_item,
-)
+from memory.save.derived_texts import derived_texts, embed_texts
+from memory.save.input import SaveItem, check_source, prepare_item
+from memory.save.pipeline import create_memory
 from memory.selectors.memories import memory_successor_id
+from memory.text.cleaning import clean_line
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound
 from palace.kinds import KindName

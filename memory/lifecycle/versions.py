@@ -1,27 +1,24 @@
-"""Versions you can bring back: check out an earlier version of a supersede chain, undo a distillation, and act on
-the scheduled distillation's stored proposals (apply with the same code as `memory_distill apply`, or reject).
+"""Versions of a memory: the head of a supersede chain, and checking out an earlier version.
 
 History is never rewritten. A checkout is a new head whose content is the old version's, superseding the current
-head; an undone distillation restores the members and archives the rule with the reason as its epitaph. Each
-writes its op rows in the same transaction as the change.
+head, with its op row in the same transaction as the change. (Reverting a distillation, which brings its members
+back, lives with distillation: memory/jobs/distill.py.)
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
-from memory.jobs import distill as jobs
-from memory.lifecycle.corrections import memory_lock, memory_writable
-from memory.models import DistillProposal, Edge, Memory
-from memory.save.input import Prepared, check_source, clean_line
+from memory.lifecycle.corrections import memory_lock
+from memory.models import Edge, Memory
+from memory.save.input import Prepared, check_source
 from memory.save.pipeline import create_memory
+from memory.text.cleaning import clean_line
 from palace.actors import Actor
-from palace.errors import Conflict, InvalidInput, NotFound
+from palace.errors import Conflict
 from palace.oplog import oplog_write
 
 MAX_CHAIN = 1000  # a supersede chain longer than this is refused rather than walked forever
@@ -122,172 +119,4 @@ def memory_checkout(
     return new
 
 
-@dataclass
-class DistillUndo:
-    rule: Memory
-    restored: list[int] = field(default_factory=list)
-
-
-def distill_undo(*, rule_id: int, actor: Actor, reason: str = "", now: datetime | None = None) -> DistillUndo:
-    """Undo a distillation in one action: its members active again, the rule archived with the reason as its
-    epitaph (restorable), op rows `memory.distill_undo` (the rule) and `memory.unsupersede` (each member), and the
-    member set kept as a rejected proposal so the scheduled run does not merge it again."""
-    now = now or timezone.now()
-    reason = clean_line(reason, "reason", 500)
-    with transaction.atomic():
-        rule = memory_lock(memory_id=rule_id, actor=actor)
-        member_ids = [int(i) for i in (rule.meta or {}).get("distilled_from", [])]
-        if rule.source_kind != Memory.Source.DISTILL or not member_ids:
-            raise InvalidInput(f"memory #{rule.pk} is not a distilled rule", field="id")
-        if rule.status != Memory.Status.ACTIVE:
-            raise Conflict(f"rule #{rule.pk} is {rule.status}; only an active rule can be undone")
-        members = list(Memory.objects.select_for_update(of=("self",)).filter(pk__in=member_ids).order_by("pk"))
-        changed = [m.pk for m in members if m.status != Memory.Status.SUPERSEDED]
-        if len(members) != len(member_ids) or changed:
-            raise Conflict(f"members {changed or member_ids} of rule #{rule.pk} changed since; undo them one by one")
-        epitaph = f"distillation undone{': ' + reason if reason else ''}"
-        Memory.objects.filter(pk=rule.pk).update(
-            status=Memory.Status.ARCHIVED, epitaph=epitaph, version=F("version") + 1, updated_at=now
-        )
-        Memory.objects.filter(pk__in=member_ids).update(
-            status=Memory.Status.ACTIVE, version=F("version") + 1, updated_at=now
-        )
-        oplog_write(
-            op="memory.distill_undo",
-            actor=actor,
-            palace=rule.palace,
-            target_kind="memory",
-            target_id=rule.pk,
-            reason=reason,
-            detail={"members": member_ids, "from_status": "active", "status": "archived"},
-        )
-        for pk in member_ids:
-            oplog_write(
-                op="memory.unsupersede",
-                actor=actor,
-                palace=rule.palace,
-                target_kind="memory",
-                target_id=pk,
-                reason=f"distillation #{rule.pk} undone",
-                detail={"from_status": "superseded", "distilled_into": rule.pk},
-            )
-        DistillProposal.objects.create(
-            palace=rule.palace,
-            kind=rule.kind,
-            member_ids=sorted(member_ids),
-            content=rule.content,
-            placard=rule.placard,
-            producer=str((rule.meta or {}).get("producer", "")),
-            status=DistillProposal.Status.REJECTED,
-            rule=rule,
-            reason=epitaph,
-            decided_by_id=actor.user_id,
-            decided_at=now,
-        )
-    rule.refresh_from_db()
-    return DistillUndo(rule=rule, restored=member_ids)
-
-
 # --- stored proposals ----------------------------------------------------------------------------------------------
-
-
-def distill_proposals_store(*, result: jobs.DistillResult, now: datetime | None = None) -> list[DistillProposal]:
-    """Keep a suggest run's clusters as pending proposals; a member set already pending or rejected is skipped."""
-    now = now or timezone.now()
-    stored: list[DistillProposal] = []
-    for c in result.clusters:
-        members = sorted(c.member_ids)
-        known = DistillProposal.objects.filter(
-            palace_id=c.palace_id,
-            member_ids=members,
-            status__in=[DistillProposal.Status.PENDING, DistillProposal.Status.REJECTED],
-        )
-        if known.exists():
-            continue
-        stored.append(
-            DistillProposal.objects.create(
-                palace_id=c.palace_id,
-                kind=c.kind,
-                member_ids=members,
-                content=c.content,
-                placard=c.placard,
-                producer=c.producer,
-                fallback=c.fallback[:300],
-                min_similarity=c.min_similarity,
-                created_at=now,
-            )
-        )
-    return stored
-
-
-def _proposal_lock(*, proposal_id: int, actor: Actor) -> DistillProposal:
-    proposal = DistillProposal.objects.select_for_update(of=("self",)).select_related("palace").filter(pk=proposal_id)
-    found = proposal.first()
-    if found is None:
-        raise NotFound("proposal not found")
-    try:
-        memory_writable(actor=actor, palace_id=found.palace_id)
-    except NotFound:
-        raise NotFound("proposal not found") from None
-    if found.status != DistillProposal.Status.PENDING:
-        raise Conflict(f"proposal #{found.pk} is already {found.status}")
-    return found
-
-
-def distill_proposal_apply(*, proposal_id: int, actor: Actor, now: datetime | None = None) -> DistillProposal:
-    """Apply a pending proposal with the same code as `memory_distill apply` (memory.jobs.distill_apply_cluster):
-    the rule is written then (by the LLM when configured), the members superseded. Refused with Conflict, and left
-    pending, when a member changed since it was proposed."""
-    now = now or timezone.now()
-    with transaction.atomic():
-        proposal = _proposal_lock(proposal_id=proposal_id, actor=actor)
-        members = list(Memory.objects.filter(pk__in=proposal.member_ids))
-        cluster = jobs.DistillCluster(
-            palace_id=proposal.palace_id,
-            kind=proposal.kind,
-            member_ids=list(proposal.member_ids),
-            min_similarity=proposal.min_similarity,
-            confidence=max((m.confidence for m in members), default=0.0),
-        )
-        jobs.distill_apply_cluster(cluster=cluster, actor=actor, now=now, config=jobs.llm_config_from_settings())
-        if cluster.rule_id is None:
-            raise Conflict(f"proposal #{proposal.pk} cannot be applied: {cluster.skipped}; reject it")
-        proposal.status = DistillProposal.Status.APPLIED
-        proposal.rule_id = cluster.rule_id
-        proposal.decided_by_id = actor.user_id
-        proposal.decided_at = now
-        proposal.save(update_fields=["status", "rule", "decided_by", "decided_at"])
-        oplog_write(
-            op="distill.apply",
-            actor=actor,
-            palace=proposal.palace,
-            target_kind="distill_proposal",
-            target_id=proposal.pk,
-            detail={"members": proposal.member_ids, "rule": cluster.rule_id, "producer": cluster.producer},
-        )
-    return proposal
-
-
-def distill_proposal_reject(
-    *, proposal_id: int, actor: Actor, reason: str = "", now: datetime | None = None
-) -> DistillProposal:
-    """Reject a pending proposal: it is kept, with the reason, and the same member set is not proposed again."""
-    now = now or timezone.now()
-    reason = clean_line(reason, "reason", 500)
-    with transaction.atomic():
-        proposal = _proposal_lock(proposal_id=proposal_id, actor=actor)
-        proposal.status = DistillProposal.Status.REJECTED
-        proposal.reason = reason
-        proposal.decided_by_id = actor.user_id
-        proposal.decided_at = now
-        proposal.save(update_fields=["status", "reason", "decided_by", "decided_at"])
-        oplog_write(
-            op="distill.reject",
-            actor=actor,
-            palace=proposal.palace,
-            target_kind="distill_proposal",
-            target_id=proposal.pk,
-            reason=reason,
-            detail={"members": proposal.member_ids},
-        )
-    return proposal

@@ -20,6 +20,8 @@ from typing import Any, Protocol
 import numpy as np
 from django.conf import settings
 
+from memory.text.textproc import chunk_text
+
 log = logging.getLogger(__name__)
 
 DIM = 384
@@ -163,6 +165,11 @@ def set_embedder(embedder: Embedder | None, *, active: bool = True) -> None:
     _query_cache.clear()
 
 
+def embedder_loaded_at() -> float | None:
+    """When this process loaded its embedder (a Unix time), or None while it has not."""
+    return _state.loaded_at
+
+
 def reset_after_fork() -> None:
     """Forget a model inherited from a parent process; the child loads its own on first use."""
     global _query_cache
@@ -174,10 +181,6 @@ def reset_after_fork() -> None:
 
 
 def _chunks(text: str) -> list[str]:
-    try:
-        from memory.text.textproc import chunk_text
-    except ImportError:  # pragma: no cover - textproc always ships
-        return [text[i : i + CHUNK_CHARS] for i in range(0, len(text), CHUNK_CHARS)] or [""]
     return chunk_text(text, max_chars=CHUNK_CHARS) or [text[:CHUNK_CHARS]]
 
 

@@ -14,7 +14,9 @@ from django.utils import timezone
 
 from memory.knowledge.extraction import Mention, stated_entities
 from memory.models import Memory
-from memory.text.redaction import redact, strip_protocol_tags
+from memory.text.cleaning import clean_line
+from memory.text.protocol_tags import strip_protocol_tags
+from memory.text.redaction import redact
 from memory.text.textproc import is_low_entropy
 from palace.errors import InvalidInput
 from palace.kinds import KINDS, KindName
@@ -105,14 +107,6 @@ class Prepared:
 
 
 # --- cleaning ----------------------------------------------------------------------------------------------------
-
-
-def clean_line(text: str, name: str, limit: int) -> str:
-    """One line of text: forged tags stripped, whitespace collapsed, at most `limit` characters."""
-    line = " ".join(strip_protocol_tags(text).split())
-    if len(line) > limit:
-        raise InvalidInput(f"{name} is at most {limit} characters")
-    return line
 
 
 def prepare_item(item: SaveItem, *, now: datetime) -> Prepared:

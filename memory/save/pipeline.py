@@ -3,7 +3,7 @@
 A save request is a typed `SaveItem`, its field types checked once where it is made (a batch item that arrives as a
 mapping becomes one in `SaveItem.from_mapping`). After that: clean and redact (`prepare_item`; both in
 memory/save/input.py), embed, dispose against near neighbours (and the forgotten: memory/save/tombstones.py), then slot,
-link and log in one transaction. Corrections (memory.services) reuse the same cleaning, embedding and insert."""
+link and log in one transaction. Corrections (memory/lifecycle/corrections.py) reuse the same cleaning, embedding and insert."""
 
 from __future__ import annotations
 
@@ -14,27 +14,19 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from memory.judge import dispositions
 from memory.judge import rulings as judge
 from memory.knowledge.extraction import Extraction, Linked, entities_extract, entities_link
-from memory.models import HALF_DISTANCE, Edge, Memory, vector_literal
-from memory.providers.embeddings import EmbedderUnavailable, embed_passages, embedder_model_name
+from memory.models import Edge, Memory
+from memory.providers.embeddings import embedder_model_name
 from memory.save import tombstones
+from memory.save.derived_texts import derived_texts, embed_texts
 from memory.save.importance import importance_for
-from memory.save.input import (
-    ITEM_FIELDS,
-    MAX_PLACARD_CHARS,
-    SOURCES,
-    Prepared,
-    SaveItem,
-    check_source,
-    clean_line,
-    prepare_item,
-)
-from memory.text.searchtext import build_embedding_text, build_search_text
+from memory.save.input import Prepared, SaveItem, check_source, prepare_item
+from memory.save.neighbours import nearest
 from palace.actors import Actor
 from palace.errors import InvalidInput
 from palace.kinds import KindName
@@ -47,9 +39,7 @@ log = logging.getLogger(__name__)
 # Sources that bring old material in bulk: not enrolled for spaced review by default.
 NO_REVIEW_SOURCES = frozenset({"backfill", "import", "eval"})
 MAX_BATCH_ITEMS = 10
-NEIGHBOURS = 5  # nearest neighbours considered for MERGE / DEFER
 CONFIDENCE_MERGE_STEP = 0.05
-__all__ = ["ITEM_FIELDS", "MAX_PLACARD_CHARS", "SOURCES", "SaveItem", "check_source", "clean_line", "prepare_item"]
 
 
 @dataclass
@@ -101,16 +91,6 @@ def _provenance(*, p: Prepared, source: str, actor: Actor, now: datetime) -> dic
     }
 
 
-def embed_texts(texts: list[str]) -> tuple[list[list[float] | None], list[str]]:
-    """Vectors for `texts`, or Nones and the degraded marker when the embedder cannot run."""
-    try:
-        vectors = embed_passages(texts)
-    except EmbedderUnavailable as exc:
-        log.warning("saving without embeddings: %s", exc)
-        return [None] * len(texts), ["embedder"]
-    return [v.tolist() for v in vectors], []
-
-
 def _previous_in_session(*, palace: Palace, source_session: str) -> Memory | None:
     """The latest memory of the same palace and source session (the turn before this one), if any."""
     if not source_session:
@@ -123,57 +103,7 @@ def _previous_in_session(*, palace: Palace, source_session: str) -> Memory | Non
     )
 
 
-def derived_texts(p: Prepared, context: str) -> tuple[str, str]:
-    """The full-text search text and the embedding text of a prepared item (`context`: the previous turn)."""
-    args: dict[str, Any] = {
-        "content": p.content,
-        "placard": p.placard,
-        "speaker": p.speaker,
-        "occurred_at": p.occurred_at,
-        "context": context,
-    }
-    return build_search_text(**args), build_embedding_text(**args)
-
-
 # --- disposition -------------------------------------------------------------------------------------------------
-
-
-def _neighbours(*, palace: Palace, vector: list[float]) -> list[dispositions.Neighbour]:
-    """The nearest active memories in the same palace (must run inside the save transaction).
-
-    Ordered by the half-precision distance the HNSW index is built on (memory.models), judged by the exact cosine
-    of the stored full-precision vectors: the merge and contradiction thresholds are that precise.
-    """
-    literal = vector_literal(vector)
-    with connection.cursor() as cursor:
-        # pgvector >= 0.8: keep scanning the HNSW graph until enough rows pass the palace filter.
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute(
-            "SELECT m.id, m.kind, m.content, m.placard, m.speaker, m.embedding <=> %s::vector"  # noqa: S608
-            " FROM memory_memory m WHERE m.palace_id = %s AND m.status = %s AND m.embedding IS NOT NULL"
-            f" ORDER BY {HALF_DISTANCE} LIMIT %s",
-            [literal, palace.pk, Memory.Status.ACTIVE, literal, NEIGHBOURS],
-        )
-        rows = cursor.fetchall()
-        if not rows:
-            # The graph scan gives up after hnsw.max_scan_tuples index entries, and entries of deleted or
-            # rolled-back rows count until VACUUM: seen as an exact duplicate saved as new after a test run had
-            # rolled back thousands of inserts. When it finds nothing, ask exactly (the full-precision distance is
-            # not the index's expression, so PostgreSQL reads the palace's rows by the palace index).
-            cursor.execute(
-                "SELECT m.id, m.kind, m.content, m.placard, m.speaker, m.embedding <=> %s::vector AS d"
-                " FROM memory_memory m WHERE m.palace_id = %s AND m.status = %s AND m.embedding IS NOT NULL"
-                " ORDER BY d LIMIT %s",
-                [literal, palace.pk, Memory.Status.ACTIVE, NEIGHBOURS],
-            )
-            rows = cursor.fetchall()
-    rows.sort(key=lambda r: float(r[5]))  # relaxed_order: the index order is approximate
-    return [
-        dispositions.Neighbour(
-            id=pk, kind=kind, content=content, placard=placard, speaker=speaker, similarity=1.0 - float(distance)
-        )
-        for pk, kind, content, placard, speaker, distance in rows
-    ]
 
 
 def _merge(
@@ -295,7 +225,7 @@ def _save_prepared(
         _lock_palace(palace)
         judged = judge.Judged(dispositions.Disposition(dispositions.ACCEPT))
         if vector is not None:
-            neighbours = _neighbours(palace=palace, vector=vector)
+            neighbours = nearest(palace=palace, vector=vector, status=Memory.Status.ACTIVE)
             judged = judge.judge_dispose(content=p.content, kind=p.kind, speaker=p.speaker, neighbours=neighbours)
         decision = judged.disposition
         if decision.merge_into is not None:

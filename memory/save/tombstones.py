@@ -13,18 +13,16 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
-from django.db import connection
 from django.db.models import F
 
 from memory.judge import dispositions
-from memory.models import HALF_DISTANCE, Memory, vector_literal
+from memory.models import Memory
 from memory.save.input import Prepared
+from memory.save.neighbours import nearest
 from memory.text.textproc import truncate_to_chars
 from palace.actors import Actor
 from palace.models import Palace
 from palace.oplog import oplog_write
-
-NEIGHBOURS = 5
 
 
 @dataclass(frozen=True)
@@ -45,26 +43,6 @@ class Tombstone:
         )
 
 
-def _forgotten_neighbours(*, palace: Palace, vector: list[float]) -> list[dispositions.Neighbour]:
-    """The nearest forgotten memories of the palace (exact cosine of the stored vectors, as the pipeline judges)."""
-    literal = vector_literal(vector)
-    with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute(
-            "SELECT m.id, m.kind, m.content, m.placard, m.speaker, m.embedding <=> %s::vector"  # noqa: S608
-            " FROM memory_memory m WHERE m.palace_id = %s AND m.status = %s AND m.embedding IS NOT NULL"
-            f" ORDER BY {HALF_DISTANCE} LIMIT %s",
-            [literal, palace.pk, Memory.Status.FORGOTTEN, literal, NEIGHBOURS],
-        )
-        rows = cursor.fetchall()
-    return [
-        dispositions.Neighbour(
-            id=pk, kind=kind, content=content, placard=placard, speaker=speaker, similarity=1.0 - float(distance)
-        )
-        for pk, kind, content, placard, speaker, distance in rows
-    ]
-
-
 def tombstone_check(
     *, palace: Palace, p: Prepared, vector: list[float], actor: Actor, now: datetime
 ) -> Tombstone | None:
@@ -73,7 +51,7 @@ def tombstone_check(
         content=p.content,
         kind=p.kind,
         speaker=p.speaker,
-        neighbours=_forgotten_neighbours(palace=palace, vector=vector),
+        neighbours=nearest(palace=palace, vector=vector, status=Memory.Status.FORGOTTEN),
         merge_similarity=settings.ATRIUM_MERGE_SIMILARITY,
         contradiction_similarity=2.0,  # only the MERGE rule applies to the forgotten
     )

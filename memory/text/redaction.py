@@ -1,16 +1,10 @@
-"""Scrub inbound text before it is stored.
+"""Redact secrets and personal data from inbound text before it is stored (step 2 of the write pipeline, DESIGN.md).
 
-Two steps of the write pipeline live here (see DESIGN.md, "The write pipeline"):
-
-1. :func:`strip_protocol_tags` removes forged copies of the tags that wrap recalled memories (it lives in
-   :mod:`memory.protocol_tags`, which explains why matching is done on a folded copy; it is re-exported here).
-2. :func:`redact` replaces secrets and personal data with ``[REDACTED:<type>]``. Only the type names leave this
-   module, never the matched values, so the op log can say *what kind* of thing was scrubbed without becoming a
-   second copy of it. Every rule scans the text once, so the cost is linear in its length.
-
-:func:`clean_inbound_text` and :func:`scrub_inbound_text` are the two entry points every door uses for every
-text that comes in from outside (content, placards, room names, reasons). All functions here are pure: no Django,
-no settings, no I/O.
+:func:`redact` replaces secrets and personal data with ``[REDACTED:<type>]``. Only the type names leave this module,
+never the matched values, so the op log can say *what kind* of thing was scrubbed without becoming a second copy of
+it. Every rule scans the text once, so the cost is linear in its length. Forged protocol tags are stripped before
+(memory/text/cleaning.py: ``scrub_inbound_text`` is both steps). All functions here are pure: no Django, no settings,
+no I/O.
 """
 
 from __future__ import annotations
@@ -22,17 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from memory.text.protocol_tags import PROTOCOL_TAG_NAMES, strip_protocol_tags
-
-__all__ = [
-    "PROTOCOL_TAG_NAMES",
-    "REDACTION_TYPES",
-    "RedactionResult",
-    "clean_inbound_text",
-    "redact",
-    "scrub_inbound_text",
-    "strip_protocol_tags",
-]
+__all__ = ["REDACTION_TYPES", "RedactionResult", "redact"]
 
 
 REDACTION_TYPES: tuple[str, ...] = (
@@ -65,20 +49,6 @@ _MARKER_PREFIX = "[REDACTED:"
 
 def _marker(kind: str) -> str:
     return f"{_MARKER_PREFIX}{kind}]"
-
-
-def clean_inbound_text(text: str, *, one_line: bool = False) -> str:
-    """The cleaning every text from outside goes through before it is stored or echoed: forged protocol tags and
-    control characters removed, surrounding whitespace trimmed, and with ``one_line`` (placards, room names,
-    labels) every run of whitespace collapsed to one space."""
-    cleaned = strip_protocol_tags(text)
-    return " ".join(cleaned.split()) if one_line else cleaned.strip()
-
-
-def scrub_inbound_text(text: str, *, one_line: bool = False) -> RedactionResult:
-    """:func:`clean_inbound_text`, then :func:`redact`: for every text a user or agent writes into Atrium
-    (content, placard, room name, reason). The result's ``types`` go to the op row."""
-    return redact(clean_inbound_text(text, one_line=one_line))
 
 
 # --- redaction -------------------------------------------------------------------------------------------------

@@ -19,7 +19,9 @@ from django.test import override_settings
 from django_celery_beat.models import PeriodicTask
 
 from memory import tasks
-from memory.jobs.distill import decay_run, distill_clusters, distill_rules, distill_run, embeddings_backfill
+from memory.jobs.decay import decay_run
+from memory.jobs.distill import distill_clusters, distill_rules, distill_run
+from memory.jobs.embeddings_backfill import embeddings_backfill
 from memory.lifecycle.corrections import memory_restore
 from memory.models import Edge, Memory
 from memory.providers.llm import LLMConfig
@@ -172,7 +174,7 @@ def test_backfill_never_overwrites_a_vector_written_meanwhile(palace: Palace) ->
 
         return embed_passages(texts)
 
-    with mock.patch("memory.jobs.distill.embed_passages", side_effect=racing_embed):
+    with mock.patch("memory.jobs.embeddings_backfill.embed_passages", side_effect=racing_embed):
         result = embeddings_backfill()
     assert result.embedded == 0
     row.refresh_from_db()

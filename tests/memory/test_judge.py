@@ -10,7 +10,8 @@ import pytest
 
 from memory.judge.config import judge_config, judge_settings_public, judge_settings_update, judge_test_connection
 from memory.judge.dispositions import Disposition, Neighbour
-from memory.judge.rulings import Judged, JudgeReply, Ruling, adjudications_record
+from memory.judge.prompt import JudgeReply
+from memory.judge.rulings import Judged, Ruling, adjudications_record
 from memory.models import Adjudication, Edge, JudgeSettings, Memory
 from memory.save.pipeline import SaveResult
 from palace.actors import Actor

@@ -10,10 +10,10 @@ import httpx2
 import pytest
 from pydantic import BaseModel
 
+from memory.jobs.distill import DISTILLED_RULE_SCHEMA, DistilledRule, distill_with_llm
 from memory.providers import llm
 from memory.providers.llm import (
-    DISTILLED_RULE_SCHEMA,
-    DistilledRule,
+    PURPOSES,
     LLMBadResponseError,
     LLMConfig,
     LLMConnectionError,
@@ -22,7 +22,7 @@ from memory.providers.llm import (
     LLMSchemaError,
     LLMTimeoutError,
     chat_json,
-    distill_with_llm,
+    llm_config,
 )
 from tests.fakes.openai_server import (
     CHAT_PATH,
@@ -347,6 +347,11 @@ def test_api_key_is_not_logged_on_retries(srv: FakeOpenAI, caplog: pytest.LogCap
 # -- configuration --------------------------------------------------------------------------------------------
 
 
+def _configure(settings: Any, values: dict[str, Any]) -> None:
+    for name in ("ATRIUM_LLM_BASE_URL", "ATRIUM_LLM_API_KEY", "ATRIUM_LLM_MODEL"):
+        setattr(settings, name, values.get(name))
+
+
 @pytest.mark.parametrize(
     "environ",
     [
@@ -357,35 +362,65 @@ def test_api_key_is_not_logged_on_retries(srv: FakeOpenAI, caplog: pytest.LogCap
         pytest.param({"ATRIUM_LLM_BASE_URL": "http://llm:8000/v1", "ATRIUM_LLM_MODEL": ""}, id="blank-model"),
     ],
 )
-def test_from_env_is_none_without_base_url_and_model(environ: dict[str, str]) -> None:
-    assert LLMConfig.from_env(environ) is None
+@pytest.mark.parametrize("purpose", sorted(PURPOSES))
+def test_llm_config_is_none_without_base_url_and_model(settings: Any, environ: dict[str, str], purpose: str) -> None:
+    _configure(settings, environ)
+    assert llm_config(purpose) is None
 
 
-def test_from_env_reads_all_three_variables() -> None:
-    config = LLMConfig.from_env(
+def test_llm_config_reads_all_three_settings_with_each_purposes_timeout_and_retries(settings: Any) -> None:
+    _configure(
+        settings,
         {
             "ATRIUM_LLM_BASE_URL": "https://llm.example.com/v1/",
             "ATRIUM_LLM_API_KEY": "secret",
             "ATRIUM_LLM_MODEL": "qwen2.5:7b",
-        }
+        },
     )
+    settings.ATRIUM_ENTITIES_TIMEOUT, settings.ATRIUM_SEARCH_REWRITE_TIMEOUT = 3.5, 1.5
 
+    config = llm_config("distill")
     assert config == LLMConfig(base_url="https://llm.example.com/v1", api_key="secret", model="qwen2.5:7b")
     assert config is not None
     assert (config.timeout_s, config.max_retries) == (20.0, 2)
     assert config.chat_completions_url == "https://llm.example.com/v1/chat/completions"
+    entities, rewrite = llm_config("entities"), llm_config("rewrite")
+    assert entities is not None and (entities.timeout_s, entities.max_retries) == (3.5, 0)
+    assert rewrite is not None and (rewrite.timeout_s, rewrite.max_retries) == (1.5, 0)
 
 
-def test_from_env_allows_a_missing_api_key_for_local_servers() -> None:
-    config = LLMConfig.from_env({"ATRIUM_LLM_BASE_URL": "http://localhost:11434/v1", "ATRIUM_LLM_MODEL": "llama3"})
+def test_llm_config_is_none_for_a_use_that_is_switched_off(settings: Any) -> None:
+    _configure(settings, {"ATRIUM_LLM_BASE_URL": "http://llm/v1", "ATRIUM_LLM_MODEL": "m"})
+    settings.ATRIUM_ENTITIES_MODEL, settings.ATRIUM_SEARCH_REWRITE = False, False
 
+    assert llm_config("entities") is None and llm_config("rewrite") is None
+    assert llm_config("distill") is not None  # control: the model itself is configured
+
+
+def test_llm_config_takes_the_judges_own_endpoint_over_the_settings(settings: Any) -> None:
+    _configure(settings, {"ATRIUM_LLM_BASE_URL": "http://llm/v1", "ATRIUM_LLM_MODEL": "m", "ATRIUM_LLM_API_KEY": "k"})
+
+    config = llm_config("judge", base_url="https://judge.example/v1", model="j", api_key="jk", timeout_s=2.5)
+
+    assert config == LLMConfig(
+        base_url="https://judge.example/v1", api_key="jk", model="j", timeout_s=2.5, max_retries=0
+    )
+
+
+def test_llm_config_allows_a_missing_api_key_for_local_servers(settings: Any) -> None:
+    _configure(settings, {"ATRIUM_LLM_BASE_URL": "http://localhost:11434/v1", "ATRIUM_LLM_MODEL": "llama3"})
+
+    config = llm_config("distill")
     assert config is not None
     assert config.api_key == ""
 
 
-def test_from_env_rejects_a_base_url_without_scheme() -> None:
-    with pytest.raises(ValueError, match="http"):
-        LLMConfig.from_env({"ATRIUM_LLM_BASE_URL": "localhost:11434/v1", "ATRIUM_LLM_MODEL": "llama3"})
+def test_llm_config_treats_a_base_url_without_scheme_as_no_model(settings: Any) -> None:
+    _configure(settings, {"ATRIUM_LLM_BASE_URL": "localhost:11434/v1", "ATRIUM_LLM_MODEL": "llama3"})
+
+    assert llm_config("distill") is None
+    with pytest.raises(ValueError, match="http"):  # the client itself refuses it
+        LLMConfig(base_url="localhost:11434/v1", api_key="", model="llama3")
 
 
 @pytest.mark.parametrize(

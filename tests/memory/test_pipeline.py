@@ -14,7 +14,8 @@ from django.test import override_settings
 from memory.models import Edge, Memory
 from memory.providers.embeddings import configure_openmp, set_embedder
 from memory.save import pipeline
-from memory.save.pipeline import SaveItem, SaveResult, memory_save, memory_save_batch
+from memory.save.input import SaveItem
+from memory.save.pipeline import SaveResult, memory_save, memory_save_batch
 from palace.actors import Actor
 from palace.errors import InvalidInput
 from palace.models import OpLog, Palace, Slot

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from memory.text.redaction import clean_inbound_text, redact, scrub_inbound_text, strip_protocol_tags
+from memory.text.cleaning import clean_inbound_text, scrub_inbound_text
+from memory.text.protocol_tags import strip_protocol_tags
+from memory.text.redaction import redact
 
 CYRILLIC_A = "\u0430"  # а
 CYRILLIC_E = "\u0435"  # е

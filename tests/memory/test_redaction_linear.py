@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from memory.text import protocol_tags, redaction
-from memory.text.redaction import redact, strip_protocol_tags
+from memory.text.protocol_tags import strip_protocol_tags
+from memory.text.redaction import redact
 
 
 class CountingPattern:

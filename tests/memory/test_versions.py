@@ -8,15 +8,15 @@ from typing import Any
 
 import pytest
 
-from memory.jobs.distill import distill_run
-from memory.lifecycle.corrections import memory_forget, memory_update
-from memory.lifecycle.versions import (
+from memory.jobs.distill import (
     distill_proposal_apply,
     distill_proposal_reject,
     distill_proposals_store,
+    distill_run,
     distill_undo,
-    memory_checkout,
 )
+from memory.lifecycle.corrections import memory_forget, memory_update
+from memory.lifecycle.versions import memory_checkout
 from memory.models import DistillProposal, Memory
 from memory.save.pipeline import SaveResult
 from memory.selectors.memories import distill_proposals_pending

@@ -10,7 +10,7 @@ import pytest
 from django.db import transaction
 from django.test import override_settings
 
-from memory.jobs.distill import slots_backfill
+from memory.jobs.slots_backfill import slots_backfill
 from memory.lifecycle.corrections import memory_forget, memory_update
 from memory.models import Memory
 from memory.save.pipeline import memory_save

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.test import override_settings
 
-from memory.jobs.distill import decay_run
+from memory.jobs.decay import decay_run
 from memory.models import AccessRecord
 from memory.save.pipeline import memory_save
 from memory.testing import T0, make_memory

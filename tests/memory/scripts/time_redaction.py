@@ -16,7 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from memory.text.redaction import redact, strip_protocol_tags  # noqa: E402
+from memory.text.protocol_tags import strip_protocol_tags
+from memory.text.redaction import redact
 
 SHAPES: dict[str, Callable[[int], str]] = {
     "a=": lambda n: ("a=" * n)[:n],

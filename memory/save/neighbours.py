@@ -1,0 +1,47 @@
+"""The nearest memories of one palace to a vector: what the write pipeline disposes a save against (the active
+memories) and what tombstone matching compares it with (the forgotten ones). One query for both."""
+
+from __future__ import annotations
+
+from django.db import connection
+
+from memory.judge.dispositions import Neighbour
+from memory.models import HALF_DISTANCE, vector_literal
+from palace.models import Palace
+
+NEIGHBOURS = 5  # nearest neighbours considered for MERGE / DEFER
+
+_COLUMNS = "m.id, m.kind, m.content, m.placard, m.speaker, m.embedding <=> %s::vector AS d"
+_WHERE = "m.palace_id = %s AND m.status = %s AND m.embedding IS NOT NULL"
+
+
+def nearest(*, palace: Palace, vector: list[float], status: str, limit: int = NEIGHBOURS) -> list[Neighbour]:
+    """The `limit` nearest memories of `palace` in `status`, nearest first (must run inside a transaction).
+
+    1. Ask the HNSW index, ordered by the half-precision distance it is built on (memory.models), judged by the exact
+       cosine of the stored full-precision vectors: the merge and contradiction thresholds are that precise.
+    2. When the index finds nothing, ask exactly. The graph scan gives up after hnsw.max_scan_tuples index entries,
+       and entries of deleted or rolled-back rows count until VACUUM: seen as an exact duplicate saved as new after
+       a test run had rolled back thousands of inserts. The exact query orders by the full-precision distance, which
+       is not the index's expression, so PostgreSQL reads the palace's rows by the palace index.
+    """
+    literal = vector_literal(vector)
+    with connection.cursor() as cursor:
+        # pgvector >= 0.8: keep scanning the HNSW graph until enough rows pass the palace filter.
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute(
+            f"SELECT {_COLUMNS} FROM memory_memory m WHERE {_WHERE} ORDER BY {HALF_DISTANCE} LIMIT %s",  # noqa: S608
+            [literal, palace.pk, status, literal, limit],
+        )
+        rows = cursor.fetchall()
+        if not rows:
+            cursor.execute(
+                f"SELECT {_COLUMNS} FROM memory_memory m WHERE {_WHERE} ORDER BY d LIMIT %s",  # noqa: S608
+                [literal, palace.pk, status, limit],
+            )
+            rows = cursor.fetchall()
+    rows.sort(key=lambda r: float(r[5]))  # relaxed_order: the index order is approximate
+    return [
+        Neighbour(id=pk, kind=kind, content=content, placard=placard, speaker=speaker, similarity=1.0 - float(distance))
+        for pk, kind, content, placard, speaker, distance in rows
+    ]
