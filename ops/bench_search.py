@@ -57,6 +57,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 
 from memory.providers.embeddings import embed_passages, get_embedder, set_embedder
+from memory.search.results import SearchRequest
 from memory.search.search import memory_search
 from memory.text.searchtext import build_search_text
 from palace.actors import Actor
@@ -422,7 +423,7 @@ def run_search_bench(
                 for i, text in enumerate(texts):
                     timed.last_query_ms = 0.0  # stays 0 if the query's vector came from the cache
                     started = time.perf_counter()
-                    result = memory_search(user=user, query=text, limit=10)
+                    result = memory_search(user=user, request=SearchRequest(query=text, limit=10))
                     elapsed = (time.perf_counter() - started) * 1000
                     if i >= 10:
                         total_ms.append(elapsed)
@@ -431,18 +432,18 @@ def run_search_bench(
                         beside.measure("query", text)
                 for text in texts[10:]:  # the vectors are cached now: the search alone
                     started = time.perf_counter()
-                    memory_search(user=user, query=text, limit=10)
+                    memory_search(user=user, request=SearchRequest(query=text, limit=10))
                     search_ms.append((time.perf_counter() - started) * 1000)
                     # The same search acting as the system, at once (so under the same load): what the policies cost
                     # is the difference. The palaces searched are the user's either way (memory_search resolves them).
                     with acting_as_system("bench: search without the row-level security filter"):
                         started = time.perf_counter()
-                        memory_search(user=user, query=text, limit=10)
+                        memory_search(user=user, request=SearchRequest(query=text, limit=10))
                         system_ms.append((time.perf_counter() - started) * 1000)
                 moment = datetime.now(UTC)
                 for text in texts[10:]:  # the as-of view (memory.search_arms.filter_sql), vectors cached
                     started = time.perf_counter()
-                    memory_search(user=user, query=text, limit=10, as_of=moment, known_at=moment)
+                    memory_search(user=user, request=SearchRequest(query=text, limit=10, as_of=moment, known_at=moment))
                     as_of_ms.append((time.perf_counter() - started) * 1000)
                 say(f"saving {saves} memories one by one and {batches} batches of 10")
                 from memory.save.pipeline import memory_save, memory_save_batch

@@ -42,6 +42,7 @@ from typing import Any
 from django.db import transaction
 
 from memory.models import Memory
+from memory.search.results import SearchRequest
 from memory.search.search import memory_search
 from ops.eval_datasets import (
     FACTS,
@@ -278,12 +279,9 @@ def _search(*, conv: Conversation, user: Any, palace: Palace, method: str, modes
             continue
         result = memory_search(
             user=user,
-            query=question.text,
-            palace_ids=[palace.pk],
-            limit=SEARCH_DEPTH,
+            request=SearchRequest(query=question.text, palace_ids=[palace.pk], limit=SEARCH_DEPTH, rewrite=False),
             reinforce=False,
             register_batch=False,
-            rewrite=False,  # the figures are for search without an LLM
         )
         modes[result.mode + ("" if not result.degraded else f" (degraded: {', '.join(result.degraded)})")] += 1
         if result.common_words:  # the lexical arm's common-word bound acted on this question

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from memory.models import Entity, Memory
     from memory.save.pipeline import SaveResult
     from memory.search.evidence import Verdict
-    from memory.search.search import SearchResult
+    from memory.search.results import SearchResult
     from memory.search.walks import Tour
     from review.selectors import Overview
 

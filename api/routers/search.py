@@ -17,7 +17,8 @@ from api.auth import caller_of
 from api.routers.facts import FactOut, fact_dict
 from api.routers.memories import EntityTagOut
 from api.schemas import ErrorOut, Instant, ProjectOrigin
-from memory.search.search import MAX_LIMIT, MAX_QUERY_CHARS, SearchResult, memory_search
+from memory.search.results import MAX_LIMIT, MAX_QUERY_CHARS, SearchRequest, SearchResult
+from memory.search.search import memory_search
 from palace.errors import InvalidInput
 from palace.kinds import KindName
 from palace.selectors import palace_get
@@ -98,14 +99,16 @@ def _search(request: HttpRequest, params: SearchIn) -> dict[str, Any]:
         palace_ids = [palace_get(user=caller.user, palace_id=params.palace, origin=params.project).pk]
     result = memory_search(
         user=caller.user,
-        query=params.query,
-        palace_ids=palace_ids,
-        kind=params.kind,
-        room=params.room,
-        status=None if params.status == "any" else params.status,
-        as_of=params.as_of,
-        known_at=params.known_at,
-        limit=params.limit,
+        request=SearchRequest(
+            query=params.query,
+            palace_ids=palace_ids,
+            kind=params.kind,
+            room=params.room,
+            status=None if params.status == "any" else params.status,
+            as_of=params.as_of,
+            known_at=params.known_at,
+            limit=params.limit,
+        ),
         token_id=caller.token.pk if caller.token is not None else None,
         reinforce=writes and caller.can_write,
         register_batch=writes,

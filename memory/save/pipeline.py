@@ -1,9 +1,10 @@
 """The save pipeline behind every door (DESIGN.md, "The write pipeline"): one memory or a batch of up to 10.
 
 A save request is a typed `SaveItem`, its field types checked once where it is made (a batch item that arrives as a
-mapping becomes one in `SaveItem.from_mapping`). After that: clean and redact (`prepare_item`; both in
-memory/save/input.py), embed, dispose against near neighbours (and the forgotten: memory/save/tombstones.py), then slot,
-link and log in one transaction. Corrections (memory/lifecycle/corrections.py) reuse the same cleaning, embedding and insert."""
+mapping becomes one in `SaveItem.from_mapping`). After that: clean and redact (`prepare_item`, memory/save/input.py),
+derive the search and embedding texts and embed (memory/save/derived_texts.py), dispose against the nearest
+neighbours (memory/save/neighbours.py; the forgotten too: memory/save/tombstones.py), then slot, link and log in one
+transaction. Corrections (memory/lifecycle/corrections.py) reuse the same cleaning, embedding and insert."""
 
 from __future__ import annotations
 

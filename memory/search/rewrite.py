@@ -19,15 +19,13 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from memory.providers.llm import LLMConfig, LLMError, LLMSchemaError, LLMTimeoutError, chat_json, llm_config
-
-if TYPE_CHECKING:
-    from memory.search.rank import Candidate
-    from memory.search.search import _Retrieved
+from memory.search.rank import Candidate
+from memory.search.results import Retrieved
 
 __all__ = ["Rewritten", "retrieve_rewritten", "rewrite_config"]
 
@@ -40,7 +38,7 @@ MAX_QUERIES = 3  # rewrites asked for; the original query runs beside them
 
 @dataclass
 class Rewritten:
-    retrieved: _Retrieved
+    retrieved: Retrieved
     status: str  # off | rewritten | failed | timeout
     queries: list[str]  # the queries that ran, the original first
     error: str = ""
@@ -51,7 +49,7 @@ def rewrite_config() -> LLMConfig | None:
     return llm_config("rewrite")
 
 
-def _fuse(results: list[_Retrieved]) -> list[Candidate]:
+def _fuse(results: list[Retrieved]) -> list[Candidate]:
     scores: dict[int, float] = {}
     best: dict[int, tuple[int, int, Candidate]] = {}  # memory -> (rank, query index, candidate)
     for index, retrieved in enumerate(results):
@@ -68,7 +66,7 @@ def _fuse(results: list[_Retrieved]) -> list[Candidate]:
 
 
 def retrieve_rewritten(
-    *, query: str, enabled: bool | None, retrieve: Callable[[str], _Retrieved], config: LLMConfig | None = None
+    *, query: str, enabled: bool | None, retrieve: Callable[[str], Retrieved], config: LLMConfig | None = None
 ) -> Rewritten:
     """Retrieve `query` (and its rewrites, when a model is configured and rewriting is on). See the docstring."""
     config = config or (rewrite_config() if enabled is not False else None)

@@ -36,100 +36,31 @@ from __future__ import annotations
 
 import json
 import secrets
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 from django.utils import timezone
 
-from memory.knowledge.extraction import EntityTag, entities_for_memories, entity_cues
-from memory.knowledge.facts import FactView, facts_for_memories
+from memory.knowledge.extraction import entities_for_memories, entity_cues
+from memory.knowledge.facts import facts_for_memories
 from memory.knowledge.people import known_people, people_named, speakers, without_names
 from memory.models import Memory
 from memory.providers.embeddings import EmbedderUnavailable, embed_query_soon, embedder_model_name
 from memory.search.arms import common_in_scope, expand, filter_sql, lexical_arm, lexical_plan, semantic_arm
+from memory.search.overview import palace_overview
 from memory.search.rank import Candidate, apply_floor, floor_for, pool, rank
+from memory.search.results import Hit, Retrieved, SearchRequest, SearchResult
 from memory.search.rewrite import retrieve_rewritten
-from palace.errors import InvalidInput, NotFound
+from palace.errors import NotFound
 from palace.models import Slot
 from palace.selectors import palaces_readable, palaces_writable
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
-    from memory.search.overview import Overview
-
-__all__ = ["Hit", "SearchResult", "memory_search"]
-
 CUE_HITS = 5
 BATCH_KEEP = 20  # evidence batches kept per user
-MAX_QUERY_CHARS = 2000
-MAX_LIMIT = 100
-FALLBACKS = ("overview",)
-
-
-@dataclass
-class Hit:
-    memory: Memory
-    score: float
-    label: str
-    ref: str = ""
-    ranks: dict[str, int] = field(default_factory=dict)
-    expanded_from: int | None = None
-    cues: list[str] = field(default_factory=list)
-    # The facts of the entities this memory is linked to, true at the search's as_of / known_at (or now).
-    facts: list[FactView] = field(default_factory=list)
-    entities: list[EntityTag] = field(default_factory=list)  # the entities this memory is linked to
-
-
-@dataclass
-class SearchResult:
-    mode: str  # "hybrid" only when both arms ran; "lexical" / "semantic" when one did; "none" when none could
-    degraded: list[str]
-    hits: list[Hit]
-    batch: str | None = None
-    palace_ids: list[int] = field(default_factory=list)
-    # Query words (as stemmed lexemes) too common to bring lexical candidates on their own: they still count in
-    # the rank of memories found by the query's other words (see memory.search_arms.lexical_plan).
-    common_words: list[str] = field(default_factory=list)
-    # False when nothing passed on either arm: no hits, and nothing here is evidence.
-    matched: bool = False
-    # The cosine a memory sharing no word with the query needed (memory.search_rank.floor_for); None: no floor.
-    floor: float | None = None
-    below_floor: int = 0  # candidates that shared no word with the query and sat below the floor
-    # On a miss with fallback="overview": what the palaces hold, labelled "overview" (never hits, never evidence).
-    overview: Overview | None = None
-    # Query rewriting: "off" (no model or switched off), "rewritten" (the queries below were retrieved and fused),
-    # or "failed" / "timeout" (the single query ran instead; rewrite_error says why).
-    rewrite: str = "off"
-    queries: list[str] = field(default_factory=list)
-    rewrite_error: str = ""
-    # The moments of an as-of view (None: today's palace); `view` says which in words for the result header.
-    as_of: datetime | None = None
-    known_at: datetime | None = None
-
-    @property
-    def view(self) -> str:
-        parts = []
-        if self.as_of is not None:
-            parts.append(f"as of {self.as_of.isoformat()} (world time)")
-        if self.known_at is not None:
-            parts.append(f"as known at {self.known_at.isoformat()} (record time)")
-        return " and ".join(parts) if parts else "current"
-
-
-@dataclass
-class _Retrieved:
-    """One query's ranked candidates, before hits are loaded."""
-
-    ranked: list[Candidate]
-    mode: str
-    degraded: list[str]
-    common: list[str]
-    matched: bool
-    floor: float | None
-    below_floor: int
 
 
 # --- scope and filters ---------------------------------------------------------------------------------------
@@ -145,23 +76,6 @@ def _scope(*, user: AbstractBaseUser | AnonymousUser | None, palace_ids: list[in
     return sorted(wanted)
 
 
-def _validate(*, query: str, kind: str | None, status: str | None, limit: int) -> str:
-    if not isinstance(query, str):
-        raise InvalidInput("query must be text")
-    query = query.replace("\x00", " ").strip()
-    if not query:
-        raise InvalidInput("query is empty")
-    if len(query) > MAX_QUERY_CHARS:
-        raise InvalidInput(f"query is longer than {MAX_QUERY_CHARS} characters")
-    if kind is not None and kind not in Memory.Kind.values:
-        raise InvalidInput(f"kind must be one of {', '.join(Memory.Kind.values)}")
-    if status is not None and status not in Memory.Status.values:
-        raise InvalidInput(f"status must be one of {', '.join(Memory.Status.values)}")
-    if not 1 <= limit <= MAX_LIMIT:
-        raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}")
-    return query
-
-
 # --- retrieval of one query -------------------------------------------------------------------------------------
 
 
@@ -175,7 +89,7 @@ def _retrieve(
     as_of: datetime | None,
     now: datetime,
     known_at: datetime | None = None,
-) -> _Retrieved:
+) -> Retrieved:
     """Steps 2-5 of the module docstring for one query."""
     where, params = filter_sql(palaces=palaces, kind=kind, room=room, status=status, as_of=as_of, known_at=known_at)
     # The same conditions and parameters, with the palace as a row filter (see filter_sql).
@@ -206,7 +120,7 @@ def _retrieve(
     edges = expand(parents=list(found), vector=vector, where=where, params=params) if found else []
     candidates = [*found, *(row.id for row, _, _ in edges)]
     linked = entity_cues(palaces=palaces, query=query, memory_ids=candidates) if found else {}
-    return _Retrieved(
+    return Retrieved(
         ranked=rank(found, edges=edges, named=cued, now=now, entity_linked=frozenset(linked)),
         mode="hybrid" if vector is not None else "lexical",
         degraded=degraded,
@@ -338,40 +252,31 @@ def _record(
 def memory_search(
     *,
     user: AbstractBaseUser | AnonymousUser | None,
-    query: str,
-    palace_ids: list[int] | None = None,
-    kind: str | None = None,
-    room: str | None = None,
-    status: str | None = Memory.Status.ACTIVE,
-    as_of: datetime | None = None,
-    known_at: datetime | None = None,
-    limit: int = 10,
+    request: SearchRequest,
     token_id: int | None = None,
     reinforce: bool = True,
     register_batch: bool = True,
     now: datetime | None = None,
-    fallback: str | None = None,
-    rewrite: bool | None = None,
 ) -> SearchResult:
-    """Find the memories that answer `query` in the palaces `user` may read. See the module docstring.
+    """Find the memories that answer `request` in the palaces `user` may read. See the module docstring.
 
-    `fallback="overview"` adds an overview of the palaces on a miss; `rewrite` (None: the ATRIUM_SEARCH_REWRITE
-    setting) lets a configured chat model rewrite the query first.
+    `token_id` is the token the caller came through (recorded on the access records); `reinforce=False` leaves
+    hit counts and access records alone (read tokens, GETs from a browser session); `register_batch=False` mints
+    no evidence batch.
     """
-    query = _validate(query=query, kind=kind, status=status, limit=limit)
-    if fallback is not None and fallback not in FALLBACKS:
-        raise InvalidInput(f"fallback must be one of {', '.join(FALLBACKS)}")
+    query, kind, room, status = request.query, request.kind, request.room, request.status
+    as_of, known_at, limit = request.as_of, request.known_at, request.limit
     now = now or timezone.now()
-    palaces = _scope(user=user, palace_ids=palace_ids)
+    palaces = _scope(user=user, palace_ids=request.palace_ids)
     if not palaces:
         return SearchResult(mode="none", degraded=[], hits=[], batch=None, palace_ids=[])
 
-    def retrieve(text: str) -> _Retrieved:
+    def retrieve(text: str) -> Retrieved:
         return _retrieve(
             query=text, palaces=palaces, kind=kind, room=room, status=status, as_of=as_of, known_at=known_at, now=now
         )
 
-    rewritten = retrieve_rewritten(query=query, enabled=rewrite, retrieve=retrieve)
+    rewritten = retrieve_rewritten(query=query, enabled=request.rewrite, retrieve=retrieve)
     found = rewritten.retrieved
     hits = _hits(found.ranked[:limit])
     _cues(hits)
@@ -413,8 +318,6 @@ def memory_search(
         as_of=as_of,
         known_at=known_at,
     )
-    if not result.matched and fallback == "overview":
-        from memory.search.overview import palace_overview
-
+    if not result.matched and request.fallback == "overview":
         result.overview = palace_overview(palaces=palaces, now=now)
     return result

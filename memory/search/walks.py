@@ -242,6 +242,7 @@ def tour_thematic(
 ) -> Tour:
     """Plan `stops` (3–7) stops around `theme`: search the palace, keep the best hits (one per slot), then order
     them by the tour route so the walk is always in the same direction."""
+    from memory.search.results import SearchRequest
     from memory.search.search import memory_search
 
     if not TOUR_MIN_STOPS <= stops <= TOUR_MAX_STOPS:
@@ -251,9 +252,7 @@ def tour_thematic(
         raise InvalidInput("a thematic tour needs a theme", field="theme")
     result = memory_search(
         user=user,
-        query=theme,
-        palace_ids=[palace.pk],
-        limit=stops * 2,
+        request=SearchRequest(query=theme, palace_ids=[palace.pk], limit=stops * 2),
         reinforce=False,
         register_batch=False,
     )

@@ -9,6 +9,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
+from memory.search.results import SearchRequest
 from memory.search.search import memory_search
 from memory.search.walks import MAX_HOPS
 from memory.search.walks import neighbours as walk_neighbours
@@ -85,7 +86,10 @@ def bench(request: HttpRequest) -> HttpResponse:
     result = None
     if q:
         result = memory_search(
-            user=request.user, query=q, palace_ids=scope.palace_ids, limit=10, reinforce=False, register_batch=False
+            user=request.user,
+            request=SearchRequest(query=q, palace_ids=scope.palace_ids, limit=10),
+            reinforce=False,
+            register_batch=False,
         )
     context = {"q": q, "result": result}
     return page(request, "panel/bench.html", context, scope=scope, nav="corridor", partial="hits")

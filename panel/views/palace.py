@@ -19,6 +19,7 @@ from memory.lifecycle import corrections as services
 from memory.lifecycle import versions
 from memory.lifecycle.resolve import edge_resolve
 from memory.models import Edge, Memory
+from memory.search.results import SearchRequest
 from memory.search.search import memory_search
 from memory.selectors import memories
 from palace import selectors
@@ -53,12 +54,14 @@ def memory_list(request: HttpRequest) -> HttpResponse:
     if f.q:
         result = memory_search(
             user=user_of(request),
-            query=f.q,
-            palace_ids=scope.palace_ids,
-            kind=f.kind or None,
-            room=room.name if room else None,
-            status=status,
-            limit=50,
+            request=SearchRequest(
+                query=f.q,
+                palace_ids=scope.palace_ids,
+                kind=f.kind or None,
+                room=room.name if room else None,
+                status=status,
+                limit=50,
+            ),
             reinforce=False,
             register_batch=False,
         )

@@ -8,6 +8,7 @@ from typing import Any
 from django.db import connection
 
 import memory.search.arms as search_module
+from memory.search.results import SearchRequest
 from memory.search.search import memory_search
 from palace.models import Palace
 from tests.memory.test_search import remember
@@ -31,11 +32,15 @@ def test_a_word_frequent_only_in_charlies_palace_is_not_reported_to_alice(
     monkeypatch.setattr(search_module, "_lexeme_stats_cache", [])  # and none left for the next test
     monkeypatch.setattr(search_module, "LEX_COMMON_ROWS", 3)  # "bluebird" in 9 rows, "coffe" in 8: both common
 
-    alice_result = memory_search(user=alice, query="coffee bluebird", reinforce=False, register_batch=False)
+    alice_result = memory_search(
+        user=alice, request=SearchRequest(query="coffee bluebird"), reinforce=False, register_batch=False
+    )
     assert alice_result.common_words == ["coffe"]  # frequent in her own palace (the positive control)
     assert alice_result.hits  # the search itself still works
     # charlie, for whom "bluebird" is frequent in his own palace, is told so
-    charlie_result = memory_search(user=charlie, query="coffee bluebird", reinforce=False, register_batch=False)
+    charlie_result = memory_search(
+        user=charlie, request=SearchRequest(query="coffee bluebird"), reinforce=False, register_batch=False
+    )
     assert charlie_result.common_words == ["bluebird"]
 
 
@@ -56,13 +61,13 @@ def test_whether_a_word_is_common_in_a_scope_is_counted_once_then_kept(
         return execute(sql, params, many, context)
 
     with connection.execute_wrapper(spy):
-        first = memory_search(user=alice, query="coffee", reinforce=False, register_batch=False)
-        again = memory_search(user=alice, query="coffee", reinforce=False, register_batch=False)
+        first = memory_search(user=alice, request=SearchRequest(query="coffee"), reinforce=False, register_batch=False)
+        again = memory_search(user=alice, request=SearchRequest(query="coffee"), reinforce=False, register_batch=False)
     assert first.common_words == again.common_words == ["coffe"]
     assert len(counted) == 1  # the second search read the kept answer
     # A changed threshold is another question: counted afresh.
     monkeypatch.setattr(search_module, "LEX_COMMON_ROWS", 4)
     with connection.execute_wrapper(spy):
-        third = memory_search(user=alice, query="coffee", reinforce=False, register_batch=False)
+        third = memory_search(user=alice, request=SearchRequest(query="coffee"), reinforce=False, register_batch=False)
     assert third.common_words == ["coffe"]
     assert len(counted) == 2

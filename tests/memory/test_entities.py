@@ -17,6 +17,7 @@ from memory.knowledge.extraction import entities_for_memories, entity_cues, norm
 from memory.knowledge.rules import rule_mentions, text_keys
 from memory.models import Entity, Memory, MemoryEntity
 from memory.save.pipeline import SaveResult, memory_save
+from memory.search.results import SearchRequest
 from memory.search.search import memory_search
 from palace import rls
 from palace.actors import Actor
@@ -298,7 +299,7 @@ def test_the_model_switch_and_no_model_mean_rules_without_a_call(save: Save, mod
 
 
 def _search(user: Any, query: str, **kwargs: Any) -> Any:
-    return memory_search(user=user, query=query, reinforce=False, register_batch=False, **kwargs)
+    return memory_search(user=user, request=SearchRequest(query=query, **kwargs), reinforce=False, register_batch=False)
 
 
 def test_hits_carry_entity_tags_and_a_named_entity_boost_is_labelled(alice: Any, save: Save) -> None:

@@ -15,6 +15,7 @@ import pytest
 
 from memory.models import AccessRecord, Edge, Memory, SearchBatch
 from memory.providers.embeddings import EmbedderUnavailable, embed_passages
+from memory.search.results import SearchRequest
 from memory.search.search import memory_search
 from memory.text.searchtext import build_embedding_text, build_search_text
 from palace.actors import Actor
@@ -75,7 +76,9 @@ def notes(alice_palace: Palace) -> dict[str, Memory]:
 
 
 def test_hybrid_when_both_arms_ran_and_labels_name_each_arm(alice: Any, notes: dict[str, Memory]) -> None:
-    result = memory_search(user=alice, query="what tea does Alice drink", reinforce=False, register_batch=False)
+    result = memory_search(
+        user=alice, request=SearchRequest(query="what tea does Alice drink"), reinforce=False, register_batch=False
+    )
 
     assert result.mode == "hybrid"
     assert result.degraded == []
@@ -88,7 +91,7 @@ def test_hybrid_when_both_arms_ran_and_labels_name_each_arm(alice: Any, notes: d
 def test_keyword_only_result_is_never_labelled_hybrid(
     alice: Any, notes: dict[str, Memory], embedder_down: None
 ) -> None:
-    result = memory_search(user=alice, query="green tea", reinforce=False, register_batch=False)
+    result = memory_search(user=alice, request=SearchRequest(query="green tea"), reinforce=False, register_batch=False)
 
     assert result.mode == "lexical"
     assert result.degraded == ["semantic"]
@@ -100,7 +103,7 @@ def test_keyword_only_result_is_never_labelled_hybrid(
 def test_lexical_arm_finding_nothing_is_not_degradation(alice: Any, notes: dict[str, Memory], settings: Any) -> None:
     """Nothing shares a word with the query and every neighbour is below the floor: no match, not degradation.
     With the floor switched off, the same search lists the semantic neighbours (labelled sem# only)."""
-    result = memory_search(user=alice, query="zyxwv qqqq", reinforce=False, register_batch=False)
+    result = memory_search(user=alice, request=SearchRequest(query="zyxwv qqqq"), reinforce=False, register_batch=False)
 
     assert result.mode == "hybrid"
     assert result.degraded == []
@@ -108,7 +111,9 @@ def test_lexical_arm_finding_nothing_is_not_degradation(alice: Any, notes: dict[
     assert result.floor == 0.80 and result.below_floor == 3
 
     settings.ATRIUM_SEARCH_FLOOR = -1.0
-    unfloored = memory_search(user=alice, query="zyxwv qqqq", reinforce=False, register_batch=False)
+    unfloored = memory_search(
+        user=alice, request=SearchRequest(query="zyxwv qqqq"), reinforce=False, register_batch=False
+    )
     assert unfloored.matched is True
     assert unfloored.hits, "without a floor the semantic arm returns neighbours"
     assert all(h.label.startswith("sem#") and "lex" not in h.ranks for h in unfloored.hits)
@@ -118,14 +123,17 @@ def test_or_query_does_not_starve_on_words_missing_from_the_memory(
     alice: Any, notes: dict[str, Memory], embedder_down: None
 ) -> None:
     result = memory_search(
-        user=alice, query="which weekday do releases of the API happen", reinforce=False, register_batch=False
+        user=alice,
+        request=SearchRequest(query="which weekday do releases of the API happen"),
+        reinforce=False,
+        register_batch=False,
     )
 
     assert result.hits[0].memory.pk == notes["deploy"].pk
 
 
 def test_english_words_are_stemmed(alice: Any, notes: dict[str, Memory], embedder_down: None) -> None:
-    result = memory_search(user=alice, query="deploying", reinforce=False, register_batch=False)
+    result = memory_search(user=alice, request=SearchRequest(query="deploying"), reinforce=False, register_batch=False)
 
     assert [h.memory.pk for h in result.hits] == [notes["deploy"].pk]
 
@@ -135,7 +143,7 @@ def test_chinese_query_finds_chinese_content_through_the_lexical_arm(
 ) -> None:
     chinese = remember(alice_palace, "我们决定每周五发布新版本，张伟负责回滚", kind="decision", embed=False)
 
-    result = memory_search(user=alice, query="谁负责回滚", reinforce=False, register_batch=False)
+    result = memory_search(user=alice, request=SearchRequest(query="谁负责回滚"), reinforce=False, register_batch=False)
 
     assert result.mode == "lexical"
     assert [h.memory.pk for h in result.hits] == [chinese.pk]
@@ -146,7 +154,9 @@ def test_chinese_query_finds_chinese_content_in_hybrid_mode(
 ) -> None:
     chinese = remember(alice_palace, "小明喜欢喝乌龙茶，不喝咖啡", kind="preference")
 
-    result = memory_search(user=alice, query="小明喜欢喝什么茶", reinforce=False, register_batch=False)
+    result = memory_search(
+        user=alice, request=SearchRequest(query="小明喜欢喝什么茶"), reinforce=False, register_batch=False
+    )
 
     assert result.hits[0].memory.pk == chinese.pk
     assert result.hits[0].label.startswith("sem#1 + lex#1")
@@ -156,11 +166,12 @@ def test_as_of_hides_memories_that_happened_later(alice: Any, alice_palace: Pala
     old = remember(alice_palace, "The office moved to Lisbon", occurred_at=datetime(2025, 1, 10, tzinfo=UTC))
     new = remember(alice_palace, "The office moved to Porto", occurred_at=datetime(2026, 6, 1, tzinfo=UTC))
 
-    everything = memory_search(user=alice, query="office moved", reinforce=False, register_batch=False)
+    everything = memory_search(
+        user=alice, request=SearchRequest(query="office moved"), reinforce=False, register_batch=False
+    )
     back_then = memory_search(
         user=alice,
-        query="office moved",
-        as_of=datetime(2025, 12, 31, tzinfo=UTC),
+        request=SearchRequest(query="office moved", as_of=datetime(2025, 12, 31, tzinfo=UTC)),
         reinforce=False,
         register_batch=False,
     )
@@ -170,19 +181,29 @@ def test_as_of_hides_memories_that_happened_later(alice: Any, alice_palace: Pala
 
 
 def test_kind_filter(alice: Any, notes: dict[str, Memory]) -> None:
-    result = memory_search(user=alice, query="Alice", kind="preference", reinforce=False, register_batch=False)
+    result = memory_search(
+        user=alice, request=SearchRequest(query="Alice", kind="preference"), reinforce=False, register_batch=False
+    )
 
     assert [h.memory.pk for h in result.hits] == [notes["tea"].pk]
 
 
 def test_room_filter_uses_the_slot_room_name(alice: Any, notes: dict[str, Memory]) -> None:
     # "Alice" matches the tea and the cat (other rooms), "releases" the deploy decision.
-    everywhere = memory_search(user=alice, query="Alice releases", reinforce=False, register_batch=False)
+    everywhere = memory_search(
+        user=alice, request=SearchRequest(query="Alice releases"), reinforce=False, register_batch=False
+    )
     result = memory_search(
-        user=alice, query="Alice releases", room="Decision Chamber", reinforce=False, register_batch=False
+        user=alice,
+        request=SearchRequest(query="Alice releases", room="Decision Chamber"),
+        reinforce=False,
+        register_batch=False,
     )
     nowhere = memory_search(
-        user=alice, query="Alice releases", room="No Such Room", reinforce=False, register_batch=False
+        user=alice,
+        request=SearchRequest(query="Alice releases", room="No Such Room"),
+        reinforce=False,
+        register_batch=False,
     )
 
     assert len(everywhere.hits) == 3  # positive control
@@ -193,9 +214,14 @@ def test_room_filter_uses_the_slot_room_name(alice: Any, notes: dict[str, Memory
 def test_status_defaults_to_active(alice: Any, alice_palace: Palace, notes: dict[str, Memory]) -> None:
     gone = remember(alice_palace, "Alice once drank jasmine tea", status="forgotten")
 
-    default = memory_search(user=alice, query="jasmine tea", reinforce=False, register_batch=False)
+    default = memory_search(
+        user=alice, request=SearchRequest(query="jasmine tea"), reinforce=False, register_batch=False
+    )
     forgotten = memory_search(
-        user=alice, query="jasmine tea", status="forgotten", reinforce=False, register_batch=False
+        user=alice,
+        request=SearchRequest(query="jasmine tea", status="forgotten"),
+        reinforce=False,
+        register_batch=False,
     )
 
     assert gone.pk not in {h.memory.pk for h in default.hits}
@@ -203,8 +229,10 @@ def test_status_defaults_to_active(alice: Any, alice_palace: Palace, notes: dict
 
 
 def test_outsider_never_sees_another_users_memories(alice: Any, charlie: Any, notes: dict[str, Memory]) -> None:
-    own = memory_search(user=alice, query="green tea", reinforce=False, register_batch=False)
-    outsider = memory_search(user=charlie, query="green tea", reinforce=False, register_batch=False)
+    own = memory_search(user=alice, request=SearchRequest(query="green tea"), reinforce=False, register_batch=False)
+    outsider = memory_search(
+        user=charlie, request=SearchRequest(query="green tea"), reinforce=False, register_batch=False
+    )
 
     assert notes["tea"].pk in {h.memory.pk for h in own.hits}  # positive control
     assert outsider.hits == []
@@ -212,20 +240,34 @@ def test_outsider_never_sees_another_users_memories(alice: Any, charlie: Any, no
 
 
 def test_outsider_naming_a_palace_gets_not_found(alice: Any, charlie: Any, alice_palace: Palace, notes: Any) -> None:
-    mine = memory_search(user=alice, query="tea", palace_ids=[alice_palace.pk], reinforce=False, register_batch=False)
+    mine = memory_search(
+        user=alice,
+        request=SearchRequest(query="tea", palace_ids=[alice_palace.pk]),
+        reinforce=False,
+        register_batch=False,
+    )
     assert mine.hits  # positive control
 
     with pytest.raises(NotFound):
-        memory_search(user=charlie, query="tea", palace_ids=[alice_palace.pk], reinforce=False, register_batch=False)
+        memory_search(
+            user=charlie,
+            request=SearchRequest(query="tea", palace_ids=[alice_palace.pk]),
+            reinforce=False,
+            register_batch=False,
+        )
 
 
 def test_project_memories_reach_members_only(alice: Any, bob: Any, charlie: Any, project: Palace) -> None:
     shared = remember(project, "The demo project pins PostgreSQL 18 for its vector index")
 
     for member in (alice, bob):
-        result = memory_search(user=member, query="which PostgreSQL version", reinforce=False, register_batch=False)
+        result = memory_search(
+            user=member, request=SearchRequest(query="which PostgreSQL version"), reinforce=False, register_batch=False
+        )
         assert shared.pk in {h.memory.pk for h in result.hits}
-    outsider = memory_search(user=charlie, query="which PostgreSQL version", reinforce=False, register_batch=False)
+    outsider = memory_search(
+        user=charlie, request=SearchRequest(query="which PostgreSQL version"), reinforce=False, register_batch=False
+    )
     assert shared.pk not in {h.memory.pk for h in outsider.hits}
 
 
@@ -236,7 +278,9 @@ def test_edges_add_one_hop_neighbours_with_an_honest_label(
     answer = remember(alice_palace, "Up the Serra da Estrela, it was freezing", kind="episode", embed=False)
     Edge.objects.create(palace=alice_palace, from_memory=question, to_memory=answer, kind="next")
 
-    result = memory_search(user=alice, query="hiking last weekend", reinforce=False, register_batch=False)
+    result = memory_search(
+        user=alice, request=SearchRequest(query="hiking last weekend"), reinforce=False, register_batch=False
+    )
 
     assert [h.memory.pk for h in result.hits] == [question.pk, answer.pk]
     assert result.hits[1].label == f"edge:next from #{question.pk}"
@@ -251,14 +295,18 @@ def test_edges_never_cross_into_an_unreadable_palace(
     secret = remember(alice_palace, "Alice's private diary entry", embed=False)
     Edge.objects.create(palace=charlie_palace, from_memory=mine, to_memory=secret, kind="related")
 
-    result = memory_search(user=charlie, query="hiking weekend", reinforce=False, register_batch=False)
+    result = memory_search(
+        user=charlie, request=SearchRequest(query="hiking weekend"), reinforce=False, register_batch=False
+    )
 
     assert [h.memory.pk for h in result.hits] == [mine.pk]  # positive control, and no leak
 
 
 def test_top_hits_carry_neighbouring_slot_cues(alice: Any, notes: dict[str, Memory], alice_palace: Palace) -> None:
     second = remember(alice_palace, "Alice's dog is called Tofu")
-    result = memory_search(user=alice, query="Alice's cat Miso", reinforce=False, register_batch=False)
+    result = memory_search(
+        user=alice, request=SearchRequest(query="Alice's cat Miso"), reinforce=False, register_batch=False
+    )
 
     top = result.hits[0]
     assert top.memory.pk == notes["cat"].pk
@@ -269,7 +317,7 @@ def test_top_hits_carry_neighbouring_slot_cues(alice: Any, notes: dict[str, Memo
 def test_search_reinforces_through_access_records_not_the_op_log(alice: Any, notes: dict[str, Memory]) -> None:
     ops_before = OpLog.objects.count()
 
-    result = memory_search(user=alice, query="green tea", limit=2, token_id=7)
+    result = memory_search(user=alice, request=SearchRequest(query="green tea", limit=2), token_id=7)
 
     assert len(result.hits) == 2
     records = list(AccessRecord.objects.order_by("rank"))
@@ -285,7 +333,7 @@ def test_search_reinforces_through_access_records_not_the_op_log(alice: Any, not
 
 
 def test_reinforce_false_writes_nothing(alice: Any, notes: dict[str, Memory]) -> None:
-    memory_search(user=alice, query="green tea", reinforce=False, register_batch=False)
+    memory_search(user=alice, request=SearchRequest(query="green tea"), reinforce=False, register_batch=False)
 
     assert AccessRecord.objects.count() == 0
     assert SearchBatch.objects.count() == 0
@@ -293,7 +341,7 @@ def test_reinforce_false_writes_nothing(alice: Any, notes: dict[str, Memory]) ->
 
 
 def test_evidence_batch_maps_refs_to_memories_and_is_bound_to_the_user(alice: Any, notes: dict[str, Memory]) -> None:
-    result = memory_search(user=alice, query="Alice releases", limit=3, reinforce=False)
+    result = memory_search(user=alice, request=SearchRequest(query="Alice releases", limit=3), reinforce=False)
 
     assert result.batch is not None and result.batch.startswith("b_")
     batch = SearchBatch.objects.get(handle=result.batch)
@@ -305,8 +353,8 @@ def test_evidence_batch_maps_refs_to_memories_and_is_bound_to_the_user(alice: An
 def test_only_the_latest_20_batches_are_kept_per_user(alice: Any, bob: Any, notes: dict[str, Memory]) -> None:
     bob_palace = Palace.objects.get(personal_owner=bob)
     remember(bob_palace, "Bob's tea is black")
-    bobs = memory_search(user=bob, query="tea", reinforce=False).batch
-    handles = [memory_search(user=alice, query="tea", reinforce=False).batch for _ in range(23)]
+    bobs = memory_search(user=bob, request=SearchRequest(query="tea"), reinforce=False).batch
+    handles = [memory_search(user=alice, request=SearchRequest(query="tea"), reinforce=False).batch for _ in range(23)]
 
     kept = set(SearchBatch.objects.filter(user=alice).values_list("handle", flat=True))
     assert kept == set(handles[-20:])
@@ -320,9 +368,13 @@ def test_recency_and_proof_boosts_reorder_equal_matches(
     second = remember(alice_palace, "Standup notes for the billing team", embed=False)
     Memory.objects.filter(pk=first.pk).update(hit_count=40)
 
-    boosted = memory_search(user=alice, query="standup billing", reinforce=False, register_batch=False)
+    boosted = memory_search(
+        user=alice, request=SearchRequest(query="standup billing"), reinforce=False, register_batch=False
+    )
     settings.ATRIUM_PROOF_WEIGHT = 0
-    plain = memory_search(user=alice, query="standup billing", reinforce=False, register_batch=False)
+    plain = memory_search(
+        user=alice, request=SearchRequest(query="standup billing"), reinforce=False, register_batch=False
+    )
 
     assert [h.memory.pk for h in boosted.hits] == [first.pk, second.pk]
     assert [h.memory.pk for h in plain.hits] == [second.pk, first.pk]  # ties break toward the newer row
@@ -340,7 +392,7 @@ def test_recency_and_proof_boosts_reorder_equal_matches(
 )
 def test_bad_input_is_refused(alice: Any, notes: dict[str, Memory], kwargs: dict[str, Any]) -> None:
     with pytest.raises(InvalidInput):
-        memory_search(user=alice, reinforce=False, register_batch=False, **kwargs)
+        memory_search(user=alice, request=SearchRequest(**kwargs), reinforce=False, register_batch=False)
     assert AccessRecord.objects.count() == 0
 
 
@@ -377,12 +429,16 @@ def test_a_common_word_brings_no_lexical_candidates_alone_but_still_counts_in_th
     word_statistics()
 
     # Positive control: with the default threshold nothing here is common, every coffee note is a candidate.
-    result = memory_search(user=alice, query="coffee espresso", limit=20, reinforce=False, register_batch=False)
+    result = memory_search(
+        user=alice, request=SearchRequest(query="coffee espresso", limit=20), reinforce=False, register_batch=False
+    )
     assert result.common_words == []
     assert _lexical_ids(result) >= {m.pk for m in plain} | {both.pk, rare_only.pk}
 
     monkeypatch.setattr(search_module, "LEX_COMMON_ROWS", 3)  # "coffe" is in 7 of 8 rows
-    result = memory_search(user=alice, query="coffee espresso", limit=20, reinforce=False, register_batch=False)
+    result = memory_search(
+        user=alice, request=SearchRequest(query="coffee espresso", limit=20), reinforce=False, register_batch=False
+    )
     assert result.common_words == ["coffe"]
     assert _lexical_ids(result) == {both.pk, rare_only.pk}
     lexical = [h.memory.pk for h in result.hits if "lex" in h.ranks]
@@ -403,23 +459,29 @@ def test_a_query_of_common_words_only_asks_for_all_of_them(
     word_statistics()
     monkeypatch.setattr(search_module, "LEX_COMMON_ROWS", 3)  # "morn" and "coffe" are in 5 of 19 rows each
 
-    result = memory_search(user=alice, query="coffee morning", reinforce=False, register_batch=False)
+    result = memory_search(
+        user=alice, request=SearchRequest(query="coffee morning"), reinforce=False, register_batch=False
+    )
 
     assert sorted(result.common_words) == ["coffe", "morn"]
     assert [h.memory.pk for h in result.hits] == [together.pk]
     # Words in over 30 % of the rows ("filler", "garden": 10 of 19) never bring candidates; alone and past the
     # scan cap, the lexical arm finds nothing (the semantic arm would answer).
     monkeypatch.setattr(search_module, "LEX_SCAN_CAP", 5)
-    stop_like = memory_search(user=alice, query="filler gardening", reinforce=False, register_batch=False)
+    stop_like = memory_search(
+        user=alice, request=SearchRequest(query="filler gardening"), reinforce=False, register_batch=False
+    )
     assert sorted(stop_like.common_words) == ["filler", "garden"]
     assert stop_like.hits == []
     monkeypatch.setattr(search_module, "LEX_SCAN_CAP", 2_000)
     # Control: one common word alone is still searched on its own.
-    single = memory_search(user=alice, query="morning", reinforce=False, register_batch=False)
+    single = memory_search(user=alice, request=SearchRequest(query="morning"), reinforce=False, register_batch=False)
     assert len(single.hits) == 5
     # With a rare word beside them, a memory holding all the common words stays a candidate too.
     rare = remember(alice_palace, "The kettle broke", embed=False)
-    mixed = memory_search(user=alice, query="coffee morning kettle", reinforce=False, register_batch=False)
+    mixed = memory_search(
+        user=alice, request=SearchRequest(query="coffee morning kettle"), reinforce=False, register_batch=False
+    )
     assert {h.memory.pk for h in mixed.hits} == {together.pk, rare.pk}
 
 
@@ -431,12 +493,14 @@ def test_search_cost_does_not_grow_with_the_number_of_hits(
 
     for i in range(12):
         remember(alice_palace, f"Meeting note {i}: Alice reviewed the tea budget")
-    memory_search(user=alice, query="warm-up", reinforce=False, register_batch=False)  # load the embedder
+    memory_search(
+        user=alice, request=SearchRequest(query="warm-up"), reinforce=False, register_batch=False
+    )  # load the embedder
 
     counts = []
     for limit in (2, 10):
         with CaptureQueriesContext(connection) as ctx:
-            result = memory_search(user=alice, query="tea budget meeting", limit=limit)
+            result = memory_search(user=alice, request=SearchRequest(query="tea budget meeting", limit=limit))
         assert len(result.hits) == limit
         counts.append(len(ctx.captured_queries))
     assert counts[0] == counts[1]
@@ -530,8 +594,12 @@ def test_a_question_naming_one_person_favours_what_that_person_said(alice: Any, 
     melanie = remember(alice_palace, "I painted a sunrise over the lake last week", kind="episode", speaker="Melanie")
     caroline = remember(alice_palace, "I painted a sunset over the lake last week", kind="episode", speaker="Caroline")
 
-    about_caroline = memory_search(user=alice, query="What did Caroline paint?", reinforce=False, register_batch=False)
-    about_melanie = memory_search(user=alice, query="What did Melanie paint?", reinforce=False, register_batch=False)
+    about_caroline = memory_search(
+        user=alice, request=SearchRequest(query="What did Caroline paint?"), reinforce=False, register_batch=False
+    )
+    about_melanie = memory_search(
+        user=alice, request=SearchRequest(query="What did Melanie paint?"), reinforce=False, register_batch=False
+    )
 
     assert about_caroline.hits[0].memory.pk == caroline.pk
     assert about_melanie.hits[0].memory.pk == melanie.pk

@@ -15,6 +15,7 @@ import time_machine
 from memory.knowledge.facts import facts_write
 from memory.lifecycle.corrections import memory_forget, memory_update
 from memory.models import Entity, Memory, MemoryEntity
+from memory.search.results import SearchRequest
 from memory.search.search import memory_search
 from palace.actors import Actor
 from palace.models import Palace
@@ -26,7 +27,9 @@ APR = datetime(2026, 4, 10, 9, 0, tzinfo=UTC)
 
 
 def found(user: Any, query: str, **kwargs: Any) -> list[str]:
-    result = memory_search(user=user, query=query, reinforce=False, register_batch=False, **kwargs)
+    result = memory_search(
+        user=user, request=SearchRequest(query=query, **kwargs), reinforce=False, register_batch=False
+    )
     return [h.memory.content for h in result.hits]
 
 
@@ -88,7 +91,12 @@ def test_hits_carry_their_entities_facts_at_that_point(
         )
 
     def facts(**kwargs: Any) -> list[str]:
-        result = memory_search(user=alice, query="platform team lead", reinforce=False, register_batch=False, **kwargs)
+        result = memory_search(
+            user=alice,
+            request=SearchRequest(query="platform team lead", **kwargs),
+            reinforce=False,
+            register_batch=False,
+        )
         assert [h.memory.pk for h in result.hits] == [memory.pk]
         return [v.fact.content for v in result.hits[0].facts]
 
@@ -100,9 +108,14 @@ def test_hits_carry_their_entities_facts_at_that_point(
 def test_the_result_says_it_is_an_as_of_view(alice: Any, save: Callable[..., Any]) -> None:
     save("The staging database runs on port 5433")
 
-    today = memory_search(user=alice, query="staging database", reinforce=False, register_batch=False)
+    today = memory_search(
+        user=alice, request=SearchRequest(query="staging database"), reinforce=False, register_batch=False
+    )
     then = memory_search(
-        user=alice, query="staging database", as_of=APR, known_at=MAR, reinforce=False, register_batch=False
+        user=alice,
+        request=SearchRequest(query="staging database", as_of=APR, known_at=MAR),
+        reinforce=False,
+        register_batch=False,
     )
 
     assert today.view == "current" and today.as_of is None

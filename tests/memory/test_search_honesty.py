@@ -12,6 +12,7 @@ import pytest
 
 from memory.models import AccessRecord, Memory, SearchBatch
 from memory.search.overview import OVERVIEW_LABEL
+from memory.search.results import SearchRequest
 from memory.search.search import memory_search
 from palace.errors import InvalidInput
 from palace.models import Palace
@@ -36,10 +37,10 @@ NOTES = [
 ]
 
 
-def search(user: Any, query: str, **kwargs: Any) -> Any:
-    kwargs.setdefault("reinforce", False)
-    kwargs.setdefault("register_batch", False)
-    return memory_search(user=user, query=query, **kwargs)
+def search(user: Any, query: str, reinforce: bool = False, register_batch: bool = False, **kwargs: Any) -> Any:
+    return memory_search(
+        user=user, request=SearchRequest(query=query, **kwargs), reinforce=reinforce, register_batch=register_batch
+    )
 
 
 @pytest.fixture
@@ -93,7 +94,7 @@ def test_overview_on_a_miss_is_labelled_overview_and_is_never_evidence(alice: An
     Memory.objects.filter(pk=first.pk).update(hit_count=9)
     batches, records = SearchBatch.objects.count(), AccessRecord.objects.count()
 
-    miss = memory_search(user=alice, query="staging database", fallback="overview")
+    miss = memory_search(user=alice, request=SearchRequest(query="staging database", fallback="overview"))
 
     assert miss.matched is False and miss.hits == [] and miss.batch is None
     overview = miss.overview

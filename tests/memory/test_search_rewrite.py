@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from memory.search.results import SearchRequest
 from memory.search.search import memory_search
 from tests.fakes.openai_server import CHAT_PATH, FakeOpenAI, chat_content, chat_json, http_error, raw_body, slow
 
@@ -38,7 +39,7 @@ def notes(save: Any) -> dict[str, Any]:
 
 
 def search(user: Any, query: str, **kwargs: Any) -> Any:
-    return memory_search(user=user, query=query, reinforce=False, register_batch=False, **kwargs)
+    return memory_search(user=user, request=SearchRequest(query=query, **kwargs), reinforce=False, register_batch=False)
 
 
 def test_rewrites_are_retrieved_fused_and_labelled(alice: Any, notes: dict[str, Any], model: FakeOpenAI) -> None:

@@ -17,6 +17,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
+from memory.search.results import SearchRequest
 from memory.search.search import memory_search
 from ops.backup import MANIFEST, table_counts
 from palace import rls
@@ -63,7 +64,9 @@ def test_backup_restores_into_a_new_home_with_the_same_counts_op_log_and_search(
     with rls.acting_as(alice):
         hits = [
             h.memory.pk
-            for h in memory_search(user=alice, query="deploy Thursdays", reinforce=False, register_batch=False).hits
+            for h in memory_search(
+                user=alice, request=SearchRequest(query="deploy Thursdays"), reinforce=False, register_batch=False
+            ).hits
         ]
     assert hits  # the search finds something to compare
     oplog = [

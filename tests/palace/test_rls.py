@@ -15,6 +15,7 @@ from django.core import checks
 from django.db import connection, transaction
 
 from memory.models import Edge, Memory
+from memory.search.results import SearchRequest
 from memory.search.search import memory_search
 from memory.testing import make_memory
 from palace import rls
@@ -64,7 +65,7 @@ def world(alice: Any, bob: Any, charlie: Any, project: Palace) -> dict[str, Any]
     Edge.objects.create(palace=palaces["charlie"], from_memory=charlies, to_memory=charlies, kind="related")
     for user, memory in [(alice, mine[0]), (charlie, charlies)]:
         review_grade(memory_id=memory.pk, grade=4, actor=Actor.for_user(user))
-        memory_search(user=user, query="lanterns")  # access records and an evidence batch
+        memory_search(user=user, request=SearchRequest(query="lanterns"))  # access records and an evidence batch
     oplog_write(op="test.note", actor=Actor.for_system("tests"), palace=palaces["charlie"])
     return {"palaces": palaces, "mine": mine, "shared": shared, "bobs": bobs, "charlies": charlies}
 
@@ -143,7 +144,7 @@ def test_a_viewer_may_not_insert_into_a_project_but_may_record_a_read_of_it(worl
         " VALUES (%s, %s, '', 1, 'search', now())"
     )
     with rls.acting_as(bob):
-        result = memory_search(user=bob, query="deploys lanterns", palace_ids=[project.pk])
+        result = memory_search(user=bob, request=SearchRequest(query="deploys lanterns", palace_ids=[project.pk]))
         assert [hit.memory.pk for hit in result.hits] == [world["shared"].pk]
         assert result.batch is not None
         with pytest.raises(Exception, match="row-level security"), transaction.atomic():

@@ -16,6 +16,7 @@ from api.schemas import Instant
 from memory.context.curated_profile import curated_block
 from memory.context.standing_profile import profile_build
 from memory.search.evidence import evidence_assess
+from memory.search.results import SearchRequest
 from memory.search.search import memory_search
 from memory.selectors import memories as memory_selectors
 from palace.errors import NotFound
@@ -80,15 +81,17 @@ def _search(
     palace_ids = [call.palace(project).pk] if project else None
     result = memory_search(
         user=call.user,
-        query=query,
-        palace_ids=palace_ids,
-        kind=kind,
-        room=room or None,
-        as_of=as_of,
-        known_at=known_at,
-        limit=limit,
+        request=SearchRequest(
+            query=query,
+            palace_ids=palace_ids,
+            kind=kind,
+            room=room or None,
+            as_of=as_of,
+            known_at=known_at,
+            limit=limit,
+        ),
         token_id=call.token_id,
-        reinforce=call.caller.can_write,  # a read token leaves hit counts and last access as they were
+        reinforce=call.caller.can_write,
     )
     labels = palace_labels(user=call.user, palace_ids={h.memory.palace_id for h in result.hits})
     edges = memory_selectors.open_contradictions(memory_ids=[h.memory.pk for h in result.hits])
