@@ -24,7 +24,6 @@ OP_CLASSES: tuple[tuple[str, str], ...] = (
     ("judge", "judge"),
     ("other", "other"),
 )
-CLASS_NAMES = tuple(name for name, _ in OP_CLASSES)
 
 OP_CLASS: dict[str, str] = {
     "memory.save": "writes",

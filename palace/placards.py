@@ -51,10 +51,6 @@ def has_date_anchor(placard: str) -> bool:
     return any(p.search(text) for p in _DATE_PATTERNS)
 
 
-def prefix_of(placard: str) -> str:
-    return normalize(placard)[:PREFIX_CHARS]
-
-
 @dataclass(frozen=True)
 class PlacardScore:
     score: float

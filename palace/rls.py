@@ -102,12 +102,6 @@ def _send(conn: Any, acting: Acting) -> None:
     setattr(conn, _APPLIED, acting)
 
 
-def _apply_everywhere() -> None:
-    for alias in connections:
-        conn = connections[alias]
-        _send(conn, _wanted(conn))
-
-
 def _push(acting: Acting) -> int:
     stack = _stack()
     depth = len(stack)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
-from django.db import transaction
 from django.db.models import Max
 
 from palace.actors import Actor
@@ -88,8 +87,3 @@ def slot_assign(*, palace: Palace, kind: str, actor: Actor, inherit: Slot | None
     last = TourStop.objects.filter(palace=palace).aggregate(m=Max("seq"))["m"] or 0
     TourStop.objects.create(palace=palace, seq=last + 1, slot=slot)
     return slot
-
-
-def slot_assign_atomic(*, palace: Palace, kind: str, actor: Actor) -> Slot:
-    with transaction.atomic():
-        return slot_assign(palace=palace, kind=kind, actor=actor)

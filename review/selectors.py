@@ -60,10 +60,6 @@ def review_palace_ids(*, user: User, palace_ids: list[int] | None = None) -> lis
     return sorted(wanted)
 
 
-def first_due_at(created_at: datetime) -> datetime:
-    return created_at + timedelta(days=settings.ATRIUM_REVIEW_FIRST_DUE_DAYS)
-
-
 def _enrolled(palaces: list[int]) -> QuerySet[Memory]:
     return Memory.objects.filter(palace_id__in=palaces, status=Memory.Status.ACTIVE, review_enrolled=True)
 
@@ -154,10 +150,6 @@ def review_due_count(*, user: User, palace_ids: list[int] | None = None, now: da
     if not palaces:
         return 0
     return _due_cards(palaces, now).count() + _due_uncarded(palaces, now).count()
-
-
-def review_card_of(*, memory: Memory) -> ReviewCard | None:
-    return ReviewCard.objects.filter(memory=memory).first()
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from memory.knowledge.services import _key
+from memory.knowledge.rules import name_key
 from memory.models import Entity, Memory, MemoryEntity
 from palace.models import Palace
 
@@ -23,9 +23,9 @@ def make_entity(
         palace=palace,
         name=name,
         kind=kind,
-        key=_key(name),
+        key=name_key(name),
         aliases=list(aliases),
-        alias_keys=[_key(a) for a in aliases],
+        alias_keys=[name_key(a) for a in aliases],
         last_mentioned_at=last_mentioned_at,
     )
     for memory in memories:

@@ -98,12 +98,6 @@ class ToolCall:
             raise NotFound(text.palace_not_found(project)) from None
 
 
-def token_scopes() -> frozenset[str]:
-    """The scopes of the verified token on this request (empty when there is none)."""
-    token = get_access_token()
-    return frozenset() if token is None else frozenset(token.scopes)
-
-
 def current_token_id() -> int:
     """The ApiToken id of the bearer token the SDK verified for this request."""
     token = get_access_token()

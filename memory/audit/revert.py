@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from memory.audit import revert_plan as rp
 from memory.jobs.distill import DistillUndo, distill_undo
-from memory.lifecycle.corrections import memory_forget, memory_lock, memory_restore
+from memory.lifecycle.corrections import memory_archive, memory_forget, memory_lock, memory_restore
 from memory.lifecycle.versions import memory_checkout
 from memory.models import Memory
 from memory.text.cleaning import clean_line
@@ -118,7 +118,7 @@ def _apply(*, plan: rp.RevertPlan, row: OpLog, actor: Actor, reason: str, now: d
     elif plan.action == rp.FORGET:
         memory_forget(memory_id=plan.memory_id, actor=actor, reason=note)
     elif plan.action == rp.ARCHIVE:
-        _archive(memory_id=plan.memory_id, actor=actor, reason=note)
+        memory_archive(memory_id=plan.memory_id, actor=actor, reason=note)
     elif plan.action == rp.CHECKOUT:
         assert plan.checkout_of is not None
         new = memory_checkout(memory_id=plan.checkout_of, actor=actor, reason=note, source=SOURCE, now=now)
@@ -140,24 +140,6 @@ def _apply(*, plan: rp.RevertPlan, row: OpLog, actor: Actor, reason: str, now: d
         target_id=plan.memory_id,
         reason=reason,
         detail=detail,
-    )
-
-
-def _archive(*, memory_id: int, actor: Actor, reason: str) -> None:
-    """Active → archived (restorable), as decay leaves it: the revert of a restore that brought back an archived
-    memory."""
-    row = memory_lock(memory_id=memory_id, actor=actor)
-    previous = row.status
-    row.status, row.epitaph, row.version = Memory.Status.ARCHIVED, reason, row.version + 1
-    row.save(update_fields=["status", "epitaph", "version", "updated_at"])
-    oplog_write(
-        op="memory.archive",
-        actor=actor,
-        palace=row.palace,
-        target_kind="memory",
-        target_id=row.pk,
-        reason=reason,
-        detail={"from_status": previous},
     )
 
 

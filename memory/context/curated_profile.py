@@ -16,8 +16,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from django.db import IntegrityError, transaction
-
+from memory.context.versioned import append_version, version_detail
 from memory.lifecycle.corrections import memory_writable
 from memory.models import ProfileVersion
 from memory.text.cleaning import clean_inbound_text, clean_line
@@ -120,43 +119,38 @@ def _append(
     redactions: tuple[str, ...] = (),
 ) -> ProfileVersion:
     memory_writable(actor=actor, palace_id=palace.pk)
-    if expected_version is not None and expected_version < 0:
-        raise InvalidInput("expected_version is 0 or more (0 before the first edit)", field="expected_version")
-    number = 0
-    try:
-        with transaction.atomic():
-            current = curated_current(palace_id=palace.pk)
-            number = current.version if current is not None else 0
-            if expected_version is not None and expected_version != number:
-                raise _stale(palace.pk, expected_version)
-            if rolled_back_from is None and current is not None and current.content == content:
-                raise InvalidInput(f"the content is the same as version {number}; nothing to save", field="content")
-            row = ProfileVersion.objects.create(
-                palace=palace,
-                version=number + 1,
-                content=content,
-                rolled_back_from=rolled_back_from,
-                created_by_id=actor.user_id,
-                created_by_token_id=actor.token_id,
-            )
-            detail: dict[str, object] = {"version": row.version, "from_version": number, "chars": len(content)}
-            if rolled_back_from is not None:
-                detail["rolled_back_from"] = rolled_back_from
-            if redactions:
-                detail["redactions"] = list(redactions)
-            oplog_write(
-                op=op,
-                actor=actor,
-                palace=palace,
-                target_kind="profile",
-                target_id=row.pk,
-                reason=reason,
-                detail=detail,
-            )
-    except IntegrityError:
-        # Another edit took this version number between our read and our insert: the lock did its job.
-        raise _stale(palace.pk, number if expected_version is None else expected_version) from None
-    return row
+
+    def write(number: int) -> ProfileVersion:
+        current = curated_current(palace_id=palace.pk)
+        if rolled_back_from is None and current is not None and current.content == content:
+            raise InvalidInput(f"the content is the same as version {number}; nothing to save", field="content")
+        row = ProfileVersion.objects.create(
+            palace=palace,
+            version=number + 1,
+            content=content,
+            rolled_back_from=rolled_back_from,
+            created_by_id=actor.user_id,
+            created_by_token_id=actor.token_id,
+        )
+        detail = version_detail(
+            version=row.version,
+            from_version=number,
+            chars=len(content),
+            rolled_back_from=rolled_back_from,
+            redactions=list(redactions),
+        )
+        oplog_write(
+            op=op, actor=actor, palace=palace, target_kind="profile", target_id=row.pk, reason=reason, detail=detail
+        )
+        return row
+
+    return append_version(
+        expected_version=expected_version,
+        current_number=lambda: curated_version_number(palace_id=palace.pk),
+        stale=lambda expected: _stale(palace.pk, expected),
+        write=write,
+        first="edit",
+    )
 
 
 def curated_edit(

@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.db import IntegrityError, transaction
-
+from memory.context.versioned import append_version, version_detail
 from memory.lifecycle.corrections import memory_writable
 from memory.models import HandoffVersion
 from memory.text.cleaning import clean_inbound_text, clean_line, scrub_inbound_text
@@ -145,36 +144,34 @@ def _append(
 ) -> HandoffVersion:
     user_id = _person(actor)
     memory_writable(actor=actor, palace_id=palace.pk)
-    if expected_version is not None and expected_version < 0:
-        raise InvalidInput("expected_version is 0 or more (0 before the first save)", field="expected_version")
-    number = 0
-    try:
-        with transaction.atomic():
-            number = handoff_version_number(palace_id=palace.pk, actor=actor)
-            if expected_version is not None and expected_version != number:
-                raise _stale(palace.pk, actor, expected_version)
-            row = HandoffVersion.objects.create(
-                palace=palace,
-                user_id=user_id,
-                version=number + 1,
-                doing=data.doing,
-                next_steps=list(data.next_steps),
-                open_questions=list(data.open_questions),
-                files=list(data.files),
-                restored_from=restored_from,
-                created_by_token_id=actor.token_id,
-            )
-            detail: dict[str, object] = {"version": row.version, "from_version": number}
-            if restored_from is not None:
-                detail["restored_from"] = restored_from
-            if redactions:
-                detail["redactions"] = list(redactions)
-            oplog_write(
-                op=op, actor=actor, palace=palace, target_kind="handoff", target_id=row.pk, reason=reason, detail=detail
-            )
-    except IntegrityError:
-        raise _stale(palace.pk, actor, number if expected_version is None else expected_version) from None
-    return row
+
+    def write(number: int) -> HandoffVersion:
+        row = HandoffVersion.objects.create(
+            palace=palace,
+            user_id=user_id,
+            version=number + 1,
+            doing=data.doing,
+            next_steps=list(data.next_steps),
+            open_questions=list(data.open_questions),
+            files=list(data.files),
+            restored_from=restored_from,
+            created_by_token_id=actor.token_id,
+        )
+        detail = version_detail(
+            version=row.version, from_version=number, restored_from=restored_from, redactions=list(redactions)
+        )
+        oplog_write(
+            op=op, actor=actor, palace=palace, target_kind="handoff", target_id=row.pk, reason=reason, detail=detail
+        )
+        return row
+
+    return append_version(
+        expected_version=expected_version,
+        current_number=lambda: handoff_version_number(palace_id=palace.pk, actor=actor),
+        stale=lambda expected: _stale(palace.pk, actor, expected),
+        write=write,
+        first="save",
+    )
 
 
 def handoff_save(*, palace: Palace, actor: Actor, data: HandoffInput, expected_version: int) -> HandoffVersion:

@@ -41,7 +41,6 @@ MAX_SHOWN = 200  # facts a query returns at most
 HIT_FACTS = 5  # facts attached to one search hit at most
 MAX_MERGE_HOPS = 20
 SUGGESTIONS = 5
-_END_PUNCTUATION = re.compile(r"^[\s\W_]+|[\s\W_]+$", re.UNICODE)
 
 
 def fact_name_key(name: str) -> str:

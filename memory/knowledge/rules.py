@@ -42,6 +42,9 @@ CJK_GRAMS = (2, 6)  # lengths of the ideograph substrings looked up (names and t
 _END_PUNCT = "\"'`.,;:!?()[]{}<>«»“”‘’「」『』（）【】《》〈〉、，。；：！？…-–—·*_~/\\|"
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def normalise(name: str) -> str:
     """The key of a name: Unicode NFKC (full-width letters and compatibility forms become plain ones), casefold
     (so "Straße" and "STRASSE" agree), every run of whitespace one space, and punctuation stripped from both ends
@@ -49,6 +52,12 @@ def normalise(name: str) -> str:
     200 characters. "  “Caroline”. " → "caroline"; "ＰｏｓｔｇｒｅＳＱＬ" → "postgresql"."""
     text = " ".join(unicodedata.normalize("NFKC", name).casefold().split())
     return text.strip(_END_PUNCT + " ")[:MAX_NAME_CHARS].strip()
+
+
+def name_key(text: str) -> str:
+    """The normalised form a typed name is matched by (an edit, a filter): `normalise`, control characters first
+    turned into spaces."""
+    return normalise(_CONTROL.sub(" ", text))
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from django.db.models import BooleanField, Case, CharField, Count, F, Func, Q, QuerySet, Value, When
 from django.db.models.expressions import OrderBy
 
-from memory.knowledge.services import _key
+from memory.knowledge.rules import name_key
 from memory.models import Entity, Memory, MemoryEntity
 from palace.errors import InvalidInput, NotFound
 from palace.selectors import palaces_readable
@@ -44,7 +44,7 @@ def entity_list(
         rows = rows.filter(kind=kind)
     rows = rows.annotate(memory_count=Count("memory_links"))
     ordering: list[Any] = []
-    needle = _key(q[:SEARCH_CHARS]) if q else ""
+    needle = name_key(q[:SEARCH_CHARS]) if q else ""
     if needle:
         # One string per row holding every alias key, so a substring of any alias matches (a unit separator keeps
         # a match from spanning two aliases).

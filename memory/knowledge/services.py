@@ -9,7 +9,6 @@ change it records. A merged entity keeps its row with `merged_into` set and cann
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from dataclasses import dataclass, field
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 
-from memory.knowledge.rules import normalise
+from memory.knowledge.rules import name_key
 from memory.models import Entity, Fact, MemoryEntity
 from memory.text.cleaning import clean_line
 from palace.actors import Actor
@@ -31,13 +30,6 @@ MAX_REASON = 500
 REMOVE_UNKNOWN = "an alias to remove is not one of this entity's aliases (see `alias` and `aliases`)"
 MERGE_ITSELF = "an entity cannot be merged into itself"
 MERGE_PALACES = "both entities must be in the same palace"
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def _key(text: str) -> str:
-    """The normalised form a name is matched by: the lexicon's rule (memory.entity_rules.normalise), control
-    characters first turned into spaces."""
-    return normalise(_CONTROL.sub(" ", text))
 
 
 def _clean_name(raw: str, what: str) -> tuple[str, str]:
@@ -46,7 +38,7 @@ def _clean_name(raw: str, what: str) -> tuple[str, str]:
         raise InvalidInput(f"{what} must be text", field=what)
     # Forged protocol tags and control bytes (NUL cannot be stored) go, as in every other line a person writes.
     name = clean_line(unicodedata.normalize("NFKC", raw), what, MAX_NAME)
-    key = _key(name)
+    key = name_key(name)
     if not key:
         # A fixed message per field: the REST fuzz test lists it among the rules a schema cannot state.
         raise InvalidInput(f"{what} is empty (or only punctuation)", field=what)
@@ -115,12 +107,12 @@ def _set_aliases(entity: Entity, aliases: list[str]) -> None:
     seen = {entity.key}
     kept: list[str] = []
     for alias in aliases:
-        key = _key(alias)
+        key = name_key(alias)
         if key and key not in seen:
             seen.add(key)
             kept.append(alias)
     entity.aliases = kept
-    entity.alias_keys = [_key(a) for a in kept]
+    entity.alias_keys = [name_key(a) for a in kept]
 
 
 @dataclass
@@ -231,7 +223,7 @@ def entity_aliases_edit(
             if other is not None:
                 raise _clash(other, key, "the alias")
         before = list(entity.aliases)
-        kept = [a for a in entity.aliases if _key(a) not in removed_keys]
+        kept = [a for a in entity.aliases if name_key(a) not in removed_keys]
         _set_aliases(entity, [*kept, *(name for name, _ in added)])
         entity.save(update_fields=["aliases", "alias_keys"])
         oplog_write(

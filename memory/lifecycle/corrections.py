@@ -188,6 +188,19 @@ def memory_restore(*, memory_id: int, actor: Actor, reason: str = "") -> Memory:
     return row
 
 
+def memory_archive(*, memory_id: int, actor: Actor, reason: str = "") -> Memory:
+    """Active → archived (restorable), as decay leaves it, with the reason as its epitaph: how the console reverts a
+    restore that brought back an archived memory."""
+    with transaction.atomic():
+        row = memory_lock(memory_id=memory_id, actor=actor)
+        if row.status != Memory.Status.ACTIVE:
+            raise Conflict(f"memory #{row.pk} is {row.status}; only an active memory is archived")
+        _status_change(
+            row=row, status=Memory.Status.ARCHIVED, epitaph=reason, op="memory.archive", actor=actor, reason=reason
+        )
+    return row
+
+
 def _status_change(*, row: Memory, status: str, epitaph: str, op: str, actor: Actor, reason: str) -> None:
     """Move a locked row to `status` (bumping its version) and write the op row, inside the caller's transaction."""
     previous = row.status

@@ -7,7 +7,6 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django import template
-from django.utils import timezone
 from django.utils.safestring import SafeString
 
 from palace import oplog_categories
@@ -76,13 +75,6 @@ def detail_pairs(detail: object) -> list[tuple[str, str]]:
 
 
 @register.filter
-def days_ago(moment: Any) -> int:
-    if moment is None:
-        return 0
-    return max(0, (timezone.now() - moment).days)
-
-
-@register.filter
 def as_list(value: Any) -> list[Any]:
     return [value]
 
@@ -103,11 +95,6 @@ def query_with(context: Any, **changes: Any) -> str:
         else:
             params[key] = str(value)
     return "?" + urlencode(params) if params else "?"
-
-
-@register.filter
-def get_item(mapping: Any, key: Any) -> Any:
-    return mapping.get(key) if hasattr(mapping, "get") else None
 
 
 @register.filter

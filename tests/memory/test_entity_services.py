@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from memory.knowledge.services import _key, entity_aliases_edit, entity_merge, entity_rename
+from memory.knowledge.rules import name_key
+from memory.knowledge.services import entity_aliases_edit, entity_merge, entity_rename
 from memory.models import Entity, Fact, MemoryEntity
 from memory.testing import make_memory
 from palace.actors import Actor
@@ -30,7 +31,7 @@ from tests.entity_rows import make_entity
     ],
 )
 def test_key_normalises_like_the_lexicon(raw: str, key: str) -> None:
-    assert _key(raw) == key
+    assert name_key(raw) == key
 
 
 def test_merge_moves_links_and_facts_and_keeps_the_tombstone(alice: Any, alice_palace: Palace) -> None:
