@@ -95,6 +95,15 @@ def token_verify(raw: str | None, *, now: datetime | None = None) -> ApiToken | 
     return token
 
 
+def token_get_live(*, token_id: int, now: datetime | None = None) -> ApiToken | None:
+    """The token with this id, with its user, while it is usable (not revoked, not expired, its user active), else
+    None: a token verified earlier in a request, checked again where it is used later."""
+    token = ApiToken.objects.select_related("user").filter(pk=token_id).first()
+    if token is None or not token.is_usable(now or timezone.now()) or not token.user.is_active:
+        return None
+    return token
+
+
 def token_revoke(*, token_id: int, user: AbstractBaseUser | None, actor: Actor) -> ApiToken:
     """Revoke a token. `user` limits it to that user's tokens (None: an operator may revoke any)."""
     with transaction.atomic():

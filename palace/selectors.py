@@ -35,12 +35,19 @@ def _uid(user: AbstractBaseUser | AnonymousUser | None) -> int:
     return int(user.pk)
 
 
-def palaces_readable(*, user: AbstractBaseUser | AnonymousUser | None) -> QuerySet[Palace]:
-    """The palaces `user` may read: those they are a member of (any role)."""
+def palaces_readable(*, user: AbstractBaseUser | AnonymousUser | None, kind: str | None = None) -> QuerySet[Palace]:
+    """The palaces `user` may read: those they are a member of (any role); only those of `kind` when given (then
+    ordered by their key, as a list of projects is shown)."""
     if not _active(user):
         return Palace.objects.none()
     assert user is not None
-    return Palace.objects.filter(memberships__user_id=_uid(user)).distinct()
+    palaces = Palace.objects.filter(memberships__user_id=_uid(user)).distinct()
+    return palaces if kind is None else palaces.filter(kind=kind).order_by("origin_key")
+
+
+def palace_ids_readable(*, user: AbstractBaseUser | AnonymousUser | None) -> list[int]:
+    """The ids of the palaces `user` may read."""
+    return list(palaces_readable(user=user).values_list("pk", flat=True))
 
 
 def palaces_writable(*, user: AbstractBaseUser | AnonymousUser | None) -> QuerySet[Palace]:

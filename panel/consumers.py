@@ -122,7 +122,7 @@ class PanelConsumer(AsyncWebsocketConsumer):
 
     def _palace_ids(self) -> list[int]:
         with rls.acting_as(self.user):
-            return list(selectors.palaces_readable(user=self.user).values_list("pk", flat=True))
+            return selectors.palace_ids_readable(user=self.user)
 
     def _request(self) -> Any:
         """A request-like view of this connection with a fresh session, so a scope switched in another tab

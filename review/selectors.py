@@ -21,7 +21,7 @@ from memory.selectors.rooms import RoomEntry, room_directory
 from memory.selectors.stats import MemoryStats, memory_stats
 from palace.errors import NotFound
 from palace.models import Palace
-from palace.selectors import palaces_readable
+from palace.selectors import palace_ids_readable
 from review import scheduler
 from review.models import ReviewCard
 
@@ -51,7 +51,7 @@ class QueueItem:
 
 def review_palace_ids(*, user: User, palace_ids: list[int] | None = None) -> list[int]:
     """The palaces to review in: all readable ones, or the asked ones (NotFound if any is not readable)."""
-    readable = set(palaces_readable(user=user).values_list("pk", flat=True))
+    readable = set(palace_ids_readable(user=user))
     if palace_ids is None:
         return sorted(readable)
     wanted = {int(p) for p in palace_ids}

@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.utils import timezone
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
@@ -40,6 +39,7 @@ from pydantic import BaseModel, ValidationError
 
 from accounts.caller import Caller
 from accounts.models import ApiToken
+from accounts.tokens import token_get_live
 from api.mcp import text
 from api.mcp.registry import ToolSpec, current_tool
 from api.mcp.timing import current_timing
@@ -114,8 +114,8 @@ def load_caller(token_id: int) -> Caller:
     row = verified_token.get()
     if row is not None and row.pk == token_id:
         return Caller(user=row.user, token=row)
-    row = ApiToken.objects.select_related("user").filter(pk=token_id).first()
-    if row is None or not row.is_usable(timezone.now()) or not row.user.is_active:
+    row = token_get_live(token_id=token_id)
+    if row is None:
         raise Unauthenticated("this token is no longer valid; create a new one with `atrium token create`")
     return Caller(user=row.user, token=row)
 

@@ -24,7 +24,7 @@ from memory.knowledge.selectors import entity_get, entity_list, entity_memories
 from memory.knowledge.services import entity_aliases_edit, entity_merge, entity_rename
 from memory.models import Entity, Memory
 from palace.errors import InvalidInput
-from palace.selectors import palace_get, palaces_readable
+from palace.selectors import palace_get, palace_ids_readable
 
 router = Router(tags=["entities"])
 
@@ -166,7 +166,7 @@ def entities_list(request: HttpRequest, filters: Query[EntityListQuery]) -> Quer
     if filters.palace is not None or filters.project is not None:
         palace_ids = [palace_get(user=caller.user, palace_id=filters.palace, origin=filters.project).pk]
     else:
-        palace_ids = list(palaces_readable(user=caller.user).values_list("pk", flat=True))
+        palace_ids = palace_ids_readable(user=caller.user)
     return entity_list(palace_ids=palace_ids, kind=filters.kind, q=filters.q, order=filters.order)
 
 

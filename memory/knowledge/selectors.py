@@ -31,13 +31,21 @@ SEARCH_CHARS = 200
 
 
 def entity_list(
-    *, palace_ids: Sequence[int], kind: str | None = None, q: str = "", order: str = "recent"
+    *,
+    palace_ids: Sequence[int],
+    kind: str | None = None,
+    q: str = "",
+    order: str = "recent",
+    besides: int | None = None,
 ) -> QuerySet[Entity]:
-    """The live entities of these palaces with `memory_count`, filtered by kind and by `q` (a substring of the
-    normalised name or of any normalised alias; prefix matches of the name come first), in `order`."""
+    """The live entities of these palaces (each with its palace) with `memory_count`, filtered by kind and by `q` (a
+    substring of the normalised name or of any normalised alias; prefix matches of the name come first), in
+    `order`; all but `besides` when given (the choices to merge an entity into)."""
     if order not in ORDERS:
         raise InvalidInput(f"order is one of {', '.join(ORDERS)}", field="order")
-    rows = Entity.objects.filter(palace_id__in=list(palace_ids), merged_into__isnull=True)
+    rows = Entity.objects.filter(palace_id__in=list(palace_ids), merged_into__isnull=True).select_related("palace")
+    if besides is not None:
+        rows = rows.exclude(pk=besides)
     if kind and "\x00" in kind:  # no kind holds NUL (PostgreSQL cannot even compare it)
         return rows.none().annotate(memory_count=Count("memory_links"))
     if kind:

@@ -54,7 +54,7 @@ from memory.search.results import Hit, Retrieved, SearchRequest, SearchResult
 from memory.search.rewrite import retrieve_rewritten
 from palace.errors import NotFound
 from palace.models import Slot
-from palace.selectors import palaces_readable, palaces_writable
+from palace.selectors import palace_ids_readable, palaces_writable
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -67,7 +67,7 @@ BATCH_KEEP = 20  # evidence batches kept per user
 
 
 def _scope(*, user: AbstractBaseUser | AnonymousUser | None, palace_ids: list[int] | None) -> list[int]:
-    readable = set(palaces_readable(user=user).values_list("pk", flat=True))
+    readable = set(palace_ids_readable(user=user))
     if palace_ids is None:
         return sorted(readable)
     wanted = {int(pid) for pid in palace_ids}

@@ -24,7 +24,7 @@ from django.utils import timezone
 from memory.models import DistillProposal, Edge, Memory
 from palace.errors import InvalidInput, NotFound
 from palace.models import OpLog, Palace, Room
-from palace.selectors import palace_get, palaces_readable
+from palace.selectors import palace_get, palace_ids_readable, palaces_readable
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -179,10 +179,7 @@ def memory_list(
         raise InvalidInput(f"status must be one of {', '.join(STATUSES)}", field="status")
     if order not in ORDERS:
         raise InvalidInput(f"order must be one of {', '.join(ORDERS)}", field="order")
-    if palaces is None:
-        palace_ids = sorted(palaces_readable(user=user).values_list("pk", flat=True))
-    else:
-        palace_ids = sorted({p.pk for p in palaces})
+    palace_ids = sorted(palace_ids_readable(user=user)) if palaces is None else sorted({p.pk for p in palaces})
     qs = Memory.objects.all()
     if status is not None:
         qs = qs.filter(status=status)

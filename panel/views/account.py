@@ -47,7 +47,7 @@ def scope_switch(request: HttpRequest) -> HttpResponse:
 
 def _tokens_page(request: HttpRequest, context: dict[str, object], status: int = 200) -> HttpResponse:
     user = user_of(request)
-    projects = palaces_readable(user=user).filter(kind=Palace.Kind.PROJECT).order_by("origin_key")
+    projects = palaces_readable(user=user, kind=Palace.Kind.PROJECT)
     context = {"tokens": token_services.tokens_for(user=user), "projects": projects, **context}
     return page(request, "panel/tokens.html", context, scope=scope_for(request), nav="tokens", status=status)
 

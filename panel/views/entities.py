@@ -50,7 +50,7 @@ def entities(request: HttpRequest) -> HttpResponse:
     scope = scope_for(request)
     f = _filters(request)
     rows = entity_list(palace_ids=scope.palace_ids, kind=f["kind"] or None, q=f["q"], order=f["order"])
-    listing = Paginator(rows.select_related("palace"), PAGE_SIZE).get_page(f["page"])
+    listing = Paginator(rows, PAGE_SIZE).get_page(f["page"])
     context: dict[str, Any] = {"f": f, "listing": listing}
     if not is_partial(request):  # the toolbar is outside the swapped list
         context["kinds"] = entity_kinds(palace_ids=scope.palace_ids)
@@ -61,9 +61,7 @@ def _detail(request: HttpRequest, entity: Entity, *, error: str = "", status: in
     offset = max(0, int_or_none(request.GET.get("offset")) or 0)
     writable = role_in(user=request.user, palace=entity.palace) in WRITE_ROLES
     others = (
-        entity_list(palace_ids=[entity.palace_id], order="name").exclude(pk=entity.pk)[:MERGE_CHOICES]
-        if writable
-        else []
+        entity_list(palace_ids=[entity.palace_id], order="name", besides=entity.pk)[:MERGE_CHOICES] if writable else []
     )
     context = {
         "entity": entity,

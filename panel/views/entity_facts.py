@@ -16,7 +16,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from memory.knowledge.facts import facts_query
 from palace.errors import InvalidInput
-from palace.selectors import palaces_readable
+from palace.selectors import palace_ids_readable
 from panel.frame import domain_errors
 
 
@@ -40,7 +40,7 @@ def entity_facts(request: HttpRequest, entity_id: int) -> HttpResponse:
     form = PointForm(request.GET)
     if not form.is_valid():
         raise InvalidInput(str(_("Give dates as YYYY-MM-DD.")))
-    readable = list(palaces_readable(user=request.user).values_list("pk", flat=True))
+    readable = palace_ids_readable(user=request.user)
     result = facts_query(
         palace_ids=readable,
         entity_id=entity_id,

@@ -115,6 +115,6 @@ def member_action(request: HttpRequest, palace_id: int, action: str) -> HttpResp
         raise
     except AtriumError as exc:  # a project the user cannot see raises NotFound again in _detail: a plain 404
         return _detail(request, palace_id, error=exc.message, status=exc.status)
-    if not selectors.palaces_readable(user=request.user).filter(pk=palace_id).exists():
+    if palace_id not in selectors.palace_ids_readable(user=request.user):
         return redirect("projects")  # the actor left or removed themselves
     return redirect("project", palace_id=palace_id)
