@@ -50,7 +50,7 @@ class BackupError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class RestoreReport:
+class BackupRestoreReport:
     counts: dict[str, int]
     manifest: dict[str, Any]
     secret_key_note: str
@@ -225,7 +225,7 @@ def _database_is_empty(conninfo: str) -> bool:
     return not row or row[0] == 0
 
 
-def restore_backup(*, path: Path, home: Path, database_url: str = "") -> RestoreReport:
+def backup_restore(*, path: Path, home: Path, database_url: str = "") -> BackupRestoreReport:
     """Restore the backup at `path` into an empty database: the embedded one of an empty `home` (started here), or
     the one at `database_url`. Refuses anything non-empty; checks every table's row count against the manifest."""
     import psycopg
@@ -274,7 +274,7 @@ def restore_backup(*, path: Path, home: Path, database_url: str = "") -> Restore
         if key.get("present")
         else "the backed-up server had no secret key of its own"
     )
-    return RestoreReport(counts=counts, manifest=manifest, secret_key_note=note)
+    return BackupRestoreReport(counts=counts, manifest=manifest, secret_key_note=note)
 
 
 BACKUP_GLOB = "atrium-*.backup"

@@ -10,7 +10,7 @@ from memory.search.evidence import qualify_ref
 from memory.text.textproc import truncate_to_chars
 
 if TYPE_CHECKING:
-    from memory.context.standing_profile import Profile
+    from memory.context.standing_profile import StandingProfile
     from memory.jobs.distill import DistillResult
     from memory.knowledge.extraction import EntityTag
     from memory.knowledge.facts import FactsQueryResult, FactsWriteResult, FactView
@@ -219,7 +219,7 @@ def distill_out(*, palace: str, result: DistillResult) -> schemas.DistillOut:
     )
 
 
-def profile_out(profile: Profile) -> schemas.ProfileOut:
+def profile_out(profile: StandingProfile) -> schemas.ProfileOut:
     return schemas.ProfileOut(
         text=profile.text,
         tokens=profile.tokens,

@@ -18,7 +18,7 @@ from pydantic import ConfigDict
 from accounts.caller import Caller
 from api.auth import caller_of
 from api.schemas import ErrorOut, Instant, ProjectOrigin
-from memory.jobs.distill import distill_undo
+from memory.jobs.distill import distill_revert
 from memory.lifecycle import corrections as services
 from memory.lifecycle import versions
 from memory.models import Memory
@@ -395,5 +395,5 @@ def memories_distill_undo(request: HttpRequest, memory_id: int, payload: ReasonI
     caller = caller_of(request)
     caller.require_write()
     memory = selectors.memory_get(user=caller.user, memory_id=memory_id)
-    done = distill_undo(rule_id=memory.pk, actor=caller.actor, reason=payload.reason)
+    done = distill_revert(rule_id=memory.pk, actor=caller.actor, reason=payload.reason)
     return {"rule": memory_out(done.rule), "restored": done.restored}

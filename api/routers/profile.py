@@ -22,7 +22,7 @@ from api.auth import TokenAuth, caller_of
 from api.schemas import ErrorOut, ProjectOrigin
 from memory.context import curated_profile as curated
 from memory.context.curated_profile import curated_block
-from memory.context.standing_profile import profile_build
+from memory.context.standing_profile import standing_profile_build
 from memory.models import ProfileVersion
 from palace.errors import InvalidInput
 from palace.models import Palace
@@ -59,7 +59,7 @@ def profile_text(request: HttpRequest, project: str | None = None) -> HttpRespon
     palace = palace_get(user=caller.user)
     chosen = palace_get(user=caller.user, origin=project) if project else caller.default_project()
     palaces = [palace, chosen] if chosen is not None else [palace]
-    profile = profile_build(
+    profile = standing_profile_build(
         user=caller.user,
         palace_id=palace.pk,
         curated=curated_block(palaces=palaces),
@@ -180,7 +180,7 @@ def curated_rollback(request: HttpRequest, payload: CuratedRollbackIn) -> Status
     caller = caller_of(request)
     caller.require_write()
     target = target_palace(caller, payload.palace, payload.project, write=True)
-    row = curated.curated_rollback(
+    row = curated.curated_checkout(
         palace=target,
         actor=caller.actor,
         version=payload.version,

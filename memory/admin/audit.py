@@ -24,7 +24,7 @@ from django.utils.html import format_html
 from django.views.decorators.http import require_http_methods, require_POST
 
 from memory.admin.memories import MemoryAdmin, can_see_bodies
-from memory.audit import revert as restore
+from memory.audit import revert, revert_plan
 from memory.audit.history import memory_history
 from memory.models import Memory
 from palace.admin_console import can_restore, parse_moment
@@ -42,7 +42,7 @@ class BulkForm(forms.Form):
     until = forms.CharField(max_length=40, help_text="YYYY-MM-DD (the whole day) or an ISO date-time (exclusive).")
     reason = forms.CharField(max_length=500, required=False, strip=True, help_text="Required to apply.")
 
-    def selection(self) -> restore.Selection:
+    def selection(self) -> revert.Selection:
         data = self.cleaned_data
         since, until = parse_moment(data["since"], end=False), parse_moment(data["until"], end=True)
         if since is None or until is None:
@@ -52,16 +52,16 @@ class BulkForm(forms.Form):
             token = who.removeprefix("token:").strip()
             if not token.isdigit():
                 raise forms.ValidationError("a token is named token:ID, e.g. token:12")
-            return restore.Selection(since=since, until=until, token_id=int(token))
+            return revert.Selection(since=since, until=until, token_id=int(token))
         user = get_user_model().objects.filter(username=who).first()
         if user is None:
             raise forms.ValidationError(f"no user named {who!r}")
-        return restore.Selection(since=since, until=until, user_id=int(user.pk))
+        return revert.Selection(since=since, until=until, user_id=int(user.pk))
 
 
 def _ops_view(request: HttpRequest, rows: list[Any], memories: list[Memory]) -> list[dict[str, Any]]:
     restorer = can_restore(request)
-    reverted = restore.rp.reverted_map([row.pk for row in rows]) if restorer else {}
+    reverted = revert_plan.reverted_map([row.pk for row in rows]) if restorer else {}
     known = {m.pk: m for m in memories}
     out = []
     for row in rows:
@@ -79,7 +79,7 @@ def _ops_view(request: HttpRequest, rows: list[Any], memories: list[Memory]) -> 
                     token_label=row.actor_token_label,
                 ),
                 "changes": before_after_text(changes),
-                "plan": restore.rp.revert_plan(row=row, reverted=reverted, memories=known) if restorer else None,
+                "plan": revert_plan.revert_plan(row=row, reverted=reverted, memories=known) if restorer else None,
             }
         )
     return out
@@ -152,7 +152,7 @@ class MemoryConsoleAdmin(MemoryAdmin):
     @method_decorator(require_POST)
     def restore_view(self, request: HttpRequest, memory_id: int) -> HttpResponse:
         def act(reason: str) -> tuple[int, str]:
-            row = restore.restore_memory(memory_id=memory_id, staff=request.user, reason=reason)
+            row = revert.memory_restore_as_staff(memory_id=memory_id, staff=request.user, reason=reason)
             return row.pk, f"memory #{row.pk} restored (active)"
 
         return self._restore_post(request, memory_id, act)
@@ -160,7 +160,7 @@ class MemoryConsoleAdmin(MemoryAdmin):
     @method_decorator(require_POST)
     def checkout_view(self, request: HttpRequest, memory_id: int) -> HttpResponse:
         def act(reason: str) -> tuple[int, str]:
-            new = restore.checkout_version(memory_id=memory_id, staff=request.user, reason=reason)
+            new = revert.memory_checkout_as_staff(memory_id=memory_id, staff=request.user, reason=reason)
             return new.pk, f"version #{memory_id} checked out as the new current version #{new.pk}"
 
         return self._restore_post(request, memory_id, act)
@@ -168,7 +168,7 @@ class MemoryConsoleAdmin(MemoryAdmin):
     @method_decorator(require_POST)
     def distill_undo_view(self, request: HttpRequest, memory_id: int) -> HttpResponse:
         def act(reason: str) -> tuple[int, str]:
-            undone = restore.undo_distillation(rule_id=memory_id, staff=request.user, reason=reason)
+            undone = revert.distill_revert_as_staff(rule_id=memory_id, staff=request.user, reason=reason)
             return memory_id, f"distillation undone: {undone.restored} active again, rule #{memory_id} archived"
 
         return self._restore_post(request, memory_id, act)
@@ -180,9 +180,9 @@ class MemoryConsoleAdmin(MemoryAdmin):
             raise PermissionDenied
         form = ReasonForm(request.POST or None)
         try:
-            plan = restore.revert_preview(op_id=op_id, staff=request.user)
+            plan = revert.op_revert_preview(op_id=op_id, staff=request.user)
             if request.method == "POST" and form.is_valid():
-                plan = restore.op_revert(op_id=op_id, staff=request.user, reason=form.cleaned_data["reason"])
+                plan = revert.op_revert(op_id=op_id, staff=request.user, reason=form.cleaned_data["reason"])
                 messages.success(request, f"op #{op_id} reverted: {plan.describe}")
                 return HttpResponseRedirect(reverse("admin:memory_memory_full_history", args=[plan.memory_id]))
         except AtriumError as exc:
@@ -203,11 +203,11 @@ class MemoryConsoleAdmin(MemoryAdmin):
             try:
                 selection = form.selection()
                 if request.method == "POST":
-                    result = restore.bulk_revert_apply(
+                    result = revert.bulk_revert_apply(
                         selection=selection, staff=request.user, reason=form.cleaned_data["reason"]
                     )
                 else:
-                    preview = restore.bulk_revert_preview(selection=selection, staff=request.user)
+                    preview = revert.bulk_revert_preview(selection=selection, staff=request.user)
             except forms.ValidationError as exc:
                 form.add_error(None, exc)
             except AtriumError as exc:

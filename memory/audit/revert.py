@@ -21,7 +21,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memory.audit import revert_plan as rp
-from memory.jobs.distill import DistillUndo, distill_undo
+from memory.jobs.distill import DistillRevert, distill_revert
 from memory.lifecycle.corrections import memory_archive, memory_forget, memory_lock, memory_restore
 from memory.lifecycle.versions import memory_checkout
 from memory.models import Memory
@@ -42,13 +42,13 @@ def staff_actor(user: Any) -> Actor:
     return Actor(user=user, system="admin")
 
 
-def _may_restore(staff: Any) -> None:
+def _require_revert_permission(staff: Any) -> None:
     if not (staff is not None and staff.is_active and staff.is_staff and staff.has_perm(PERMISSION)):
         raise PermissionDenied("restoring needs the “Can restore memories in the admin” permission")
 
 
 def _checked(*, staff: Any, reason: str) -> str:
-    _may_restore(staff)
+    _require_revert_permission(staff)
     reason = clean_line(reason, "reason", 500)
     if not reason:
         raise InvalidInput("say why: a reason is required", field="reason")
@@ -59,33 +59,33 @@ def _system(staff: Any) -> Any:
     return acting_as_system(f"admin:{staff.get_username()}")
 
 
-def restore_memory(*, memory_id: int, staff: Any, reason: str) -> Memory:
+def memory_restore_as_staff(*, memory_id: int, staff: Any, reason: str) -> Memory:
     """A forgotten or archived memory back to active (memory_restore: op `memory.restore`)."""
     reason = _checked(staff=staff, reason=reason)
     with _system(staff):
         return memory_restore(memory_id=memory_id, actor=staff_actor(staff), reason=reason)
 
 
-def checkout_version(*, memory_id: int, staff: Any, reason: str, now: datetime | None = None) -> Memory:
+def memory_checkout_as_staff(*, memory_id: int, staff: Any, reason: str, now: datetime | None = None) -> Memory:
     """An earlier version current again (memory_checkout, as the REST and MCP checkout: op `memory.checkout`)."""
     reason = _checked(staff=staff, reason=reason)
     with _system(staff):
         return memory_checkout(memory_id=memory_id, actor=staff_actor(staff), reason=reason, source=SOURCE, now=now)
 
 
-def undo_distillation(*, rule_id: int, staff: Any, reason: str, now: datetime | None = None) -> DistillUndo:
+def distill_revert_as_staff(*, rule_id: int, staff: Any, reason: str, now: datetime | None = None) -> DistillRevert:
     """A distillation undone (distill_undo: ops `memory.distill_undo` and `memory.unsupersede`)."""
     reason = _checked(staff=staff, reason=reason)
     with _system(staff):
-        return distill_undo(rule_id=rule_id, actor=staff_actor(staff), reason=reason, now=now)
+        return distill_revert(rule_id=rule_id, actor=staff_actor(staff), reason=reason, now=now)
 
 
 # --- reverting op rows ---------------------------------------------------------------------------------------------
 
 
-def revert_preview(*, op_id: int, staff: Any) -> rp.RevertPlan:
+def op_revert_preview(*, op_id: int, staff: Any) -> rp.RevertPlan:
     """What reverting this op row would do, or why it would not (nothing changes)."""
-    _may_restore(staff)
+    _require_revert_permission(staff)
     with _system(staff):
         row = OpLog.objects.filter(pk=op_id).first()
         if row is None:
@@ -124,7 +124,7 @@ def _apply(*, plan: rp.RevertPlan, row: OpLog, actor: Actor, reason: str, now: d
         new = memory_checkout(memory_id=plan.checkout_of, actor=actor, reason=note, source=SOURCE, now=now)
         detail["new_memory"] = new.pk
     elif plan.action == rp.DISTILL_UNDO:
-        distill_undo(rule_id=plan.memory_id, actor=actor, reason=note, now=now)
+        distill_revert(rule_id=plan.memory_id, actor=actor, reason=note, now=now)
     elif plan.action == rp.CONFIDENCE and plan.confidence is not None:
         memory = memory_lock(memory_id=plan.memory_id, actor=actor)
         detail["before"], detail["after"] = {"confidence": memory.confidence}, {"confidence": plan.confidence}
@@ -217,7 +217,7 @@ def _selected(selection: Selection) -> list[OpLog]:
 def bulk_revert_preview(*, selection: Selection, staff: Any) -> BulkPreview:
     """Every op row the selection covers, with what reverting it would do or why it would be left (nothing
     changes)."""
-    _may_restore(staff)
+    _require_revert_permission(staff)
     with _system(staff):
         return BulkPreview(selection=selection, plans=rp.plan_list(rows=_selected(selection)))
 

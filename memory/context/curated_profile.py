@@ -173,7 +173,7 @@ def curated_edit(
     )
 
 
-def curated_rollback(
+def curated_checkout(
     *, palace: Palace, actor: Actor, version: int, expected_version: int | None = None, reason: str = ""
 ) -> ProfileVersion:
     """Make an old version's content current again as a new version (history is kept). With `expected_version`,

@@ -6,9 +6,9 @@ later one 0.9 times the previous, never less than 24. An entry that still does n
 degrades to a `#id` index line; the trailing `+N more` line and the due-review line count against the budget too,
 so the whole output, wrapper included, never exceeds it.
 
-Rendering is a pure function (`profile_render`) so the budget promise can be property-tested without a database;
-`profile_build` loads the inputs. The due-review count is passed in by the caller: the review app sits above this
-one and memory never imports it.
+Rendering is a pure function (`standing_profile_render`) so the budget promise can be property-tested without a
+database; `standing_profile_build` loads the inputs. The due-review count is passed in by the caller: the review app
+sits above this one and memory never imports it.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ UNSLOTTED = "unslotted"
 
 
 @dataclass(frozen=True)
-class ProfileItem:
+class StandingProfileItem:
     """One candidate memory, as the renderer needs it."""
 
     memory_id: int
@@ -48,7 +48,7 @@ class ProfileItem:
 
 
 @dataclass(frozen=True)
-class ProfileLine:
+class StandingProfileLine:
     memory_id: int
     coordinate: str
     kind: str
@@ -59,9 +59,9 @@ class ProfileLine:
 
 
 @dataclass(frozen=True)
-class Profile:
+class StandingProfile:
     text: str
-    lines: list[ProfileLine] = field(default_factory=list)
+    lines: list[StandingProfileLine] = field(default_factory=list)
     curated: bool = False
     curated_truncated: bool = False
     more: int = 0
@@ -80,7 +80,7 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _entry_line(item: ProfileItem, body: str) -> str:
+def _entry_line(item: StandingProfileItem, body: str) -> str:
     placard = _one_line(item.placard)
     head = f"- #{item.memory_id} {item.coordinate} · {item.kind}"
     if placard:
@@ -88,7 +88,7 @@ def _entry_line(item: ProfileItem, body: str) -> str:
     return f"{head} — {body}" if body else head
 
 
-def _index_line(item: ProfileItem) -> str:
+def _index_line(item: StandingProfileItem) -> str:
     return f"- #{item.memory_id} {item.coordinate}"
 
 
@@ -127,9 +127,9 @@ def longest_fitting(text: str, fits: Callable[[str], bool], *, low: int = 0) -> 
     return best
 
 
-def profile_render(
+def standing_profile_render(
     *,
-    items: Sequence[ProfileItem],
+    items: Sequence[StandingProfileItem],
     total: int,
     curated: str = "",
     reviews_due: int | None = None,
@@ -138,7 +138,7 @@ def profile_render(
     item_start: int = ITEM_BUDGET_START,
     item_decay: float = ITEM_BUDGET_DECAY,
     item_floor: int = ITEM_BUDGET_FLOOR,
-) -> Profile:
+) -> StandingProfile:
     """Lay out the profile within `top_n` entries and `budget` tokens (the wrapper counts too).
 
     1. Curated text goes first and claims the budget first; it is cut if it would crowd out the tail lines.
@@ -161,12 +161,12 @@ def profile_render(
         curated = fitted or ""
 
     rendered: list[str] = []
-    lines: list[ProfileLine] = []
+    lines: list[StandingProfileLine] = []
     degraded = False
     candidates = list(items[: max(top_n, 0)])
     for index, item in enumerate(candidates):
         shown = len(rendered) + 1
-        chosen: tuple[str, ProfileLine] | None = None
+        chosen: tuple[str, StandingProfileLine] | None = None
         if not degraded:
             content = _one_line(item.content)
             allowed = item_char_budget(index, start=item_start, decay=item_decay, floor=item_floor)
@@ -175,14 +175,14 @@ def profile_render(
             reserve = [_index_line(later) for later in candidates[index + 1 :]]
 
             def fits_body(
-                candidate: str, item: ProfileItem = item, shown: int = shown, reserve: list[str] = reserve
+                candidate: str, item: StandingProfileItem = item, shown: int = shown, reserve: list[str] = reserve
             ) -> bool:
                 lines = [*rendered, _entry_line(item, candidate), *reserve]
                 return fits_with(curated, lines, shown + len(reserve))
 
             fitted = longest_fitting(body, fits_body, low=min(item_floor, len(body)))
             if fitted:
-                line = ProfileLine(
+                line = StandingProfileLine(
                     item.memory_id, item.coordinate, item.kind, item.placard, fitted, False, fitted != content
                 )
                 chosen = (_entry_line(item, fitted), line)
@@ -191,7 +191,10 @@ def profile_render(
             index_text = _index_line(item)
             if not fits_with(curated, [*rendered, index_text], shown):
                 break
-            chosen = (index_text, ProfileLine(item.memory_id, item.coordinate, item.kind, item.placard, "", True, True))
+            chosen = (
+                index_text,
+                StandingProfileLine(item.memory_id, item.coordinate, item.kind, item.placard, "", True, True),
+            )
         rendered.append(chosen[0])
         lines.append(chosen[1])
 
@@ -199,7 +202,7 @@ def profile_render(
     if estimate_tokens(text) > budget:  # only with a budget too small for the header and tail: keep the promise
         text = wrap_memory_context(_more_line(total)) if total else wrap_memory_context("")
         lines, curated = [], ""
-    return Profile(
+    return StandingProfile(
         text=text,
         lines=lines,
         curated=bool(curated),
@@ -212,7 +215,7 @@ def profile_render(
     )
 
 
-def profile_items(*, palace_id: int, limit: int) -> tuple[list[ProfileItem], int]:
+def standing_profile_items(*, palace_id: int, limit: int) -> tuple[list[StandingProfileItem], int]:
     """The top active memories of a palace for the profile, and how many active memories it holds.
 
     Rank: importance, then confidence, then proof (hit count), then the newest.
@@ -222,7 +225,7 @@ def profile_items(*, palace_id: int, limit: int) -> tuple[list[ProfileItem], int
         "-importance", "-confidence", "-hit_count", "-created_at", "-pk"
     )[:limit]
     items = [
-        ProfileItem(
+        StandingProfileItem(
             memory_id=m.pk,
             coordinate=m.slot.coordinate if m.slot is not None else UNSLOTTED,
             kind=m.kind,
@@ -234,7 +237,7 @@ def profile_items(*, palace_id: int, limit: int) -> tuple[list[ProfileItem], int
     return items, active.count()
 
 
-def profile_build(
+def standing_profile_build(
     *,
     user: AbstractBaseUser,
     palace_id: int,
@@ -242,13 +245,13 @@ def profile_build(
     reviews_due: int | None = None,
     top_n: int = TOP_N,
     budget: int = TOKEN_BUDGET,
-) -> Profile:
+) -> StandingProfile:
     """The profile for `user` from their personal palace (`palace_id`, resolved by the caller's access check).
 
     `curated` is the curated profile text to put first (memory.curated.curated_block: the user's own, then a
     project's when the door was asked for one); it claims the budget before the derived entries.
     """
-    items, total = profile_items(palace_id=palace_id, limit=max(top_n, 0))
-    return profile_render(
+    items, total = standing_profile_items(palace_id=palace_id, limit=max(top_n, 0))
+    return standing_profile_render(
         items=items, total=total, curated=curated, reviews_due=reviews_due, top_n=top_n, budget=budget
     )

@@ -534,12 +534,12 @@ def distill_proposal_reject(
 
 
 @dataclass
-class DistillUndo:
+class DistillRevert:
     rule: Memory
     restored: list[int] = field(default_factory=list)
 
 
-def distill_undo(*, rule_id: int, actor: Actor, reason: str = "", now: datetime | None = None) -> DistillUndo:
+def distill_revert(*, rule_id: int, actor: Actor, reason: str = "", now: datetime | None = None) -> DistillRevert:
     """Undo a distillation in one action: its members active again, the rule archived with the reason as its
     epitaph (restorable), op rows `memory.distill_undo` (the rule) and `memory.unsupersede` (each member), and the
     member set kept as a rejected proposal so the scheduled run does not merge it again."""
@@ -596,4 +596,4 @@ def distill_undo(*, rule_id: int, actor: Actor, reason: str = "", now: datetime 
             decided_at=now,
         )
     rule.refresh_from_db()
-    return DistillUndo(rule=rule, restored=member_ids)
+    return DistillRevert(rule=rule, restored=member_ids)

@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from memory.jobs.distill import distill_undo
+from memory.jobs.distill import distill_revert
 from memory.judge.selectors import adjudication_why, adjudications_for_edges
 from memory.lifecycle import corrections as services
 from memory.lifecycle import versions
@@ -171,7 +171,7 @@ def memory_checkout(request: HttpRequest, memory_id: int) -> HttpResponse:
 @domain_errors
 def memory_distill_undo(request: HttpRequest, memory_id: int) -> HttpResponse:
     memory = memories.memory_get(user=request.user, memory_id=memory_id, write=True)
-    distill_undo(rule_id=memory.pk, actor=actor_of(request), reason=_("undone in the panel"))
+    distill_revert(rule_id=memory.pk, actor=actor_of(request), reason=_("undone in the panel"))
     return _after_write(request, memory.pk)
 
 

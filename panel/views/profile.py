@@ -119,7 +119,7 @@ def profile_rollback(request: HttpRequest, palace_id: int) -> HttpResponse:
         raise InvalidInput(_("Choose a version to roll back to."))
     expected = _int(request.POST.get("expected_version"))
     try:
-        row = curated.curated_rollback(
+        row = curated.curated_checkout(
             palace=palace, actor=actor_of(request), version=version, expected_version=expected
         )
     except Conflict as exc:

@@ -13,13 +13,13 @@ from memory.context import curated_profile as curated
 from memory.context.curated_profile import (
     MAX_PROFILE_CHARS,
     curated_block,
+    curated_checkout,
     curated_diff,
     curated_edit,
     curated_history,
-    curated_rollback,
     curated_text,
 )
-from memory.context.standing_profile import profile_build
+from memory.context.standing_profile import standing_profile_build
 from memory.models import ProfileVersion
 from memory.testing import make_memory
 from palace.actors import Actor
@@ -45,18 +45,18 @@ def test_edit_appends_versions_and_a_stale_version_fails_loud(alice_palace: Pala
 def test_rollback_appends_a_copy_and_keeps_history(alice_palace: Palace, alice_actor: Actor) -> None:
     for n, text in enumerate(["first", "second", "third"]):
         curated_edit(palace=alice_palace, actor=alice_actor, content=text, expected_version=n)
-    back = curated_rollback(palace=alice_palace, actor=alice_actor, version=1, expected_version=3)
+    back = curated_checkout(palace=alice_palace, actor=alice_actor, version=1, expected_version=3)
     assert (back.version, back.content, back.rolled_back_from) == (4, "first", 1)
     assert [v.content for v in curated_history(palace_id=alice_palace.pk)] == ["first", "third", "second", "first"]
     op = OpLog.objects.get(op="profile.rollback")
     assert op.detail["rolled_back_from"] == 1 and op.target_id == back.pk
 
     with pytest.raises(Conflict):  # the current version cannot be "rolled back" to
-        curated_rollback(palace=alice_palace, actor=alice_actor, version=4)
+        curated_checkout(palace=alice_palace, actor=alice_actor, version=4)
     with pytest.raises(Conflict):  # stale expected version
-        curated_rollback(palace=alice_palace, actor=alice_actor, version=2, expected_version=3)
+        curated_checkout(palace=alice_palace, actor=alice_actor, version=2, expected_version=3)
     with pytest.raises(NotFound):
-        curated_rollback(palace=alice_palace, actor=alice_actor, version=99)
+        curated_checkout(palace=alice_palace, actor=alice_actor, version=99)
     assert ProfileVersion.objects.filter(palace=alice_palace).count() == 4
 
 
@@ -158,17 +158,19 @@ def test_profile_injects_curated_first_within_the_budget(alice: Any, alice_palac
     curated_edit(palace=alice_palace, actor=me, content="I like tea.", expected_version=0)
     curated_edit(palace=project, actor=me, content="CURATED-PROJECT uses trunk.", expected_version=0)
 
-    mine = profile_build(user=alice, palace_id=alice_palace.pk, curated=curated_block(palaces=[alice_palace]))
+    mine = standing_profile_build(user=alice, palace_id=alice_palace.pk, curated=curated_block(palaces=[alice_palace]))
     assert mine.curated and not mine.curated_truncated and mine.tokens <= mine.budget
     assert mine.text.index("[yours, v1]\nI like tea.") < mine.text.index("Derived memory number")
     assert "CURATED-PROJECT" not in mine.text
 
-    both = profile_build(user=alice, palace_id=alice_palace.pk, curated=curated_block(palaces=[alice_palace, project]))
+    both = standing_profile_build(
+        user=alice, palace_id=alice_palace.pk, curated=curated_block(palaces=[alice_palace, project])
+    )
     assert both.tokens <= both.budget
     assert both.text.index("I like tea.") < both.text.index("CURATED-PROJECT") < both.text.index("Derived memory")
 
     # A curated profile near the limit is cut to leave the budget's promise intact.
     curated_edit(palace=alice_palace, actor=me, content="CURATED-ME " * 350, expected_version=1)
-    long = profile_build(user=alice, palace_id=alice_palace.pk, curated=curated_block(palaces=[alice_palace]))
+    long = standing_profile_build(user=alice, palace_id=alice_palace.pk, curated=curated_block(palaces=[alice_palace]))
     assert long.curated and long.curated_truncated and long.tokens <= long.budget == 1024
     assert long.text.count("CURATED-ME") > 100

@@ -60,12 +60,12 @@ def test_restore_needs_the_permission_and_a_reason_and_writes_the_staff_actor(
     memory = saved(save, "The backup bucket is s3://atrium-backups in eu-west-1.")
     memory_forget(memory_id=memory.pk, actor=alice_actor, reason="cleanup")
     with pytest.raises(PermissionDenied):
-        restore.restore_memory(memory_id=memory.pk, staff=auditor, reason="mistake")
+        restore.memory_restore_as_staff(memory_id=memory.pk, staff=auditor, reason="mistake")
     with pytest.raises(InvalidInput, match="reason"):
-        restore.restore_memory(memory_id=memory.pk, staff=keeper, reason="  ")
+        restore.memory_restore_as_staff(memory_id=memory.pk, staff=keeper, reason="  ")
     memory.refresh_from_db()
     assert memory.status == "forgotten"
-    restore.restore_memory(memory_id=memory.pk, staff=keeper, reason="forgotten by mistake")
+    restore.memory_restore_as_staff(memory_id=memory.pk, staff=keeper, reason="forgotten by mistake")
     memory.refresh_from_db()
     assert memory.status == "active"
     row = last_op("memory.restore")
@@ -81,7 +81,7 @@ def test_restore_needs_the_permission_and_a_reason_and_writes_the_staff_actor(
 def test_checkout_from_the_console_uses_the_checkout_service(save: Save, alice_actor: Actor, keeper: Any) -> None:
     v1 = saved(save, "The API server listens on port 8000.")
     v2 = memory_update(memory_id=v1.pk, actor=alice_actor, content="The API server listens on port 8001.")
-    new = restore.checkout_version(memory_id=v1.pk, staff=keeper, reason="the move was rolled back")
+    new = restore.memory_checkout_as_staff(memory_id=v1.pk, staff=keeper, reason="the move was rolled back")
     assert new.content == v1.content and new.supersedes_id == v2.pk
     row = last_op("memory.checkout")
     assert row.detail["checkout_of"] == v1.pk and row.actor_user_id == keeper.pk
@@ -95,7 +95,7 @@ def test_undo_a_distillation_from_the_console(alice_palace: Palace, keeper: Any)
     ]
     (applied,) = distill_run(mode="apply", llm=None).clusters
     assert applied.rule_id is not None
-    done = restore.undo_distillation(rule_id=applied.rule_id, staff=keeper, reason="too coarse")
+    done = restore.distill_revert_as_staff(rule_id=applied.rule_id, staff=keeper, reason="too coarse")
     assert done.rule.status == "archived" and sorted(done.restored) == [m.pk for m in members]
     assert last_op("memory.distill_undo").actor_user_id == keeper.pk
 
@@ -104,7 +104,7 @@ def test_revert_a_forget_restores_and_a_second_revert_is_refused(save: Save, ali
     memory = saved(save, "The release train leaves every second Wednesday.")
     forget = memory_forget(memory_id=memory.pk, actor=alice_actor, reason="stale")
     forget_row = last_op("memory.forget")
-    plan = restore.revert_preview(op_id=forget_row.pk, staff=keeper)
+    plan = restore.op_revert_preview(op_id=forget_row.pk, staff=keeper)
     assert plan.action == "restore" and "forgotten → active" in plan.describe
     restore.op_revert(op_id=forget_row.pk, staff=keeper, reason="not stale")
     forget.refresh_from_db()
@@ -124,7 +124,7 @@ def test_revert_a_save_forgets_it_and_a_correction_checks_out_the_old_text(
     corrected = memory_update(memory_id=memory.pk, actor=alice_actor, content="The on-call phone rotates on Fridays.")
     update_row = last_op("memory.update")
     # The save cannot be reverted while its memory is corrected; the correction can.
-    assert "corrected since" in restore.revert_preview(op_id=save_row.pk, staff=keeper).refused
+    assert "corrected since" in restore.op_revert_preview(op_id=save_row.pk, staff=keeper).refused
     restore.op_revert(op_id=update_row.pk, staff=keeper, reason="the correction was wrong")
     corrected.refresh_from_db()
     head = Memory.objects.get(supersedes_id=corrected.pk)
@@ -158,7 +158,7 @@ def test_revert_a_report_sets_the_confidence_back_unless_it_changed_since(
     first = last_op("memory.report")
     memory_report(memory_id=memory.pk, actor=alice_actor, outcome="failure")
     second = last_op("memory.report")
-    assert "changed since" in restore.revert_preview(op_id=first.pk, staff=keeper).refused
+    assert "changed since" in restore.op_revert_preview(op_id=first.pk, staff=keeper).refused
     restore.op_revert(op_id=second.pk, staff=keeper, reason="the report was a mistake")
     memory.refresh_from_db()
     assert memory.confidence == pytest.approx(second.detail["confidence_before"])
@@ -182,8 +182,8 @@ def test_a_revert_that_is_not_meaningful_is_refused_with_the_reason(
     with pytest.raises(PermissionDenied):
         restore.op_revert(op_id=row.pk, staff=auditor, reason="undo")
     with pytest.raises(PermissionDenied):
-        restore.revert_preview(op_id=row.pk, staff=auditor)
-    assert restore.revert_preview(op_id=row.pk, staff=keeper).action == "restore"
+        restore.op_revert_preview(op_id=row.pk, staff=auditor)
+    assert restore.op_revert_preview(op_id=row.pk, staff=keeper).action == "restore"
     restore.op_revert(op_id=row.pk, staff=keeper, reason="undo")
     memory.refresh_from_db()
     assert memory.status == "active"

@@ -12,8 +12,8 @@ from memory.jobs.distill import (
     distill_proposal_apply,
     distill_proposal_reject,
     distill_proposals_store,
+    distill_revert,
     distill_run,
-    distill_undo,
 )
 from memory.lifecycle.corrections import memory_forget, memory_update
 from memory.lifecycle.versions import memory_checkout
@@ -102,8 +102,8 @@ def test_undoing_a_distillation_restores_the_members_archives_the_rule_and_is_no
     (applied,) = distill_run(mode="apply", llm=None).clusters
     assert applied.rule_id is not None
     with pytest.raises(NotFound):
-        distill_undo(rule_id=applied.rule_id, actor=Actor.for_user(charlie))
-    done = distill_undo(rule_id=applied.rule_id, actor=alice_actor, reason="too coarse")
+        distill_revert(rule_id=applied.rule_id, actor=Actor.for_user(charlie))
+    done = distill_revert(rule_id=applied.rule_id, actor=alice_actor, reason="too coarse")
     assert done.restored == [m.pk for m in cluster]
     assert done.rule.status == "archived" and done.rule.epitaph == "distillation undone: too coarse"
     assert all(Memory.objects.get(pk=m.pk).status == "active" for m in cluster)
@@ -112,9 +112,9 @@ def test_undoing_a_distillation_restores_the_members_archives_the_rule_and_is_no
     # The scheduled run does not merge the same members again; a second undo is refused.
     assert distill_run(mode="apply", llm=None).clusters == []
     with pytest.raises(Conflict):
-        distill_undo(rule_id=applied.rule_id, actor=alice_actor)
+        distill_revert(rule_id=applied.rule_id, actor=alice_actor)
     with pytest.raises(InvalidInput, match="not a distilled rule"):
-        distill_undo(rule_id=cluster[0].pk, actor=alice_actor)
+        distill_revert(rule_id=cluster[0].pk, actor=alice_actor)
 
 
 def test_the_scheduled_suggest_run_stores_proposals_once(cluster: list[Memory], alice_palace: Palace) -> None:

@@ -30,6 +30,7 @@ PROBE = f"""
 import json
 from django.db import connection
 from django.contrib.auth import get_user_model
+from memory.search.results import SearchRequest
 from memory.search.search import memory_search
 from ops.backup import table_counts
 from palace import rls
@@ -42,7 +43,8 @@ with rls.acting_as_system("probe"):
     oplog = [list(r) for r in OpLog.objects.order_by("pk").values_list("pk", "op", "target_id", "created_at")]
     alice = get_user_model().objects.get(username="alice")
 with rls.acting_as(alice):
-    hits = [h.memory.pk for h in memory_search(user=alice, query="deploy Thursdays", reinforce=False,
+    request = SearchRequest(query="deploy Thursdays")
+    hits = [h.memory.pk for h in memory_search(user=alice, request=request, reinforce=False,
                                                register_batch=False).hits]
 print(json.dumps({{"counts": counts, "oplog": oplog, "hits": hits, "forced": forced}}, default=str))
 """

@@ -120,7 +120,7 @@ def _profile_edit(
     elif action == "rollback":
         if version is None:
             raise InvalidInput("rollback needs `version` (view lists the versions)")
-        curated.curated_rollback(palace=palace, actor=call.actor, version=version, expected_version=expected)
+        curated.curated_checkout(palace=palace, actor=call.actor, version=version, expected_version=expected)
     history = curated.curated_history(palace_id=palace.pk, limit=VERSION_LIMIT)
     role = role_in(user=call.user, palace=palace)
     out = sp.ProfileEditOut(

@@ -14,7 +14,7 @@ from api.mcp.registry import resource, tool
 from api.mcp.runner import ToolCall, run
 from api.schemas import Instant
 from memory.context.curated_profile import curated_block
-from memory.context.standing_profile import profile_build
+from memory.context.standing_profile import standing_profile_build
 from memory.search.evidence import evidence_assess
 from memory.search.results import SearchRequest
 from memory.search.search import memory_search
@@ -206,7 +206,7 @@ def _profile(call: ToolCall, *, project: str | None = None) -> tuple[schemas.Pro
     chosen = call.palace(project) if project else call.caller.default_project()
     palaces = [palace] if chosen is None else [palace, chosen]
     reviews_due = review_due_count(user=call.user)
-    built = profile_build(
+    built = standing_profile_build(
         user=call.user, palace_id=palace.pk, curated=curated_block(palaces=palaces), reviews_due=reviews_due
     )
     out = mapping.profile_out(built)

@@ -12,7 +12,7 @@ from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
 from api.mcp.tools.handoff import handoff_out, resolve_palace
 from memory.context.handoff import handoff_checkout
-from memory.jobs.distill import distill_undo
+from memory.jobs.distill import distill_revert
 from memory.lifecycle import versions
 
 SOURCE = "mcp"
@@ -81,7 +81,7 @@ async def memory_distill_undo(
 
 
 def _undo(call: ToolCall, *, id: int, reason: str) -> tuple[schemas.DistillUndoOut, str]:
-    done = distill_undo(rule_id=id, actor=call.actor, reason=reason)
+    done = distill_revert(rule_id=id, actor=call.actor, reason=reason)
     out = schemas.DistillUndoOut(
         rule=done.rule.pk, status=done.rule.status, epitaph=done.rule.epitaph, restored=done.restored
     )

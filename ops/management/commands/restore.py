@@ -8,7 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ops.backup import BackupError, restore_backup
+from ops.backup import BackupError, backup_restore
 
 
 class Command(BaseCommand):
@@ -20,7 +20,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["file"]).expanduser().resolve()
         try:
-            report = restore_backup(path=path, home=Path(settings.ATRIUM_HOME), database_url=settings.DATABASE_URL)
+            report = backup_restore(path=path, home=Path(settings.ATRIUM_HOME), database_url=settings.DATABASE_URL)
         except BackupError as exc:
             raise CommandError(str(exc)) from exc
         rows = sum(report.counts.values())
