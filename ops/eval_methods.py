@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from memory.providers.embeddings import embed_query
-from memory.text.textproc import search_text_cjk
+from memory.providers import embed_query
+from memory.text import search_text_cjk
 
 __all__ = ["BASELINES", "CachingEmbedder", "Corpus"]
 

@@ -42,8 +42,7 @@ from typing import Any
 from django.db import transaction
 
 from memory.models import Memory
-from memory.search.results import SearchRequest
-from memory.search.search import memory_search
+from memory.search import SearchRequest, memory_search
 from ops.eval_datasets import (
     FACTS,
     TRANSCRIPTS,
@@ -234,7 +233,7 @@ def _throwaway_user() -> Any:
 
 def _ingest(*, conv: Conversation, palace: Palace, actor: Actor, dispositions: Counter[str]) -> dict[int, list[str]]:
     """Save the conversation's items; return, per stored memory, the dataset ids (turns or facts) it holds."""
-    from memory.save.pipeline import memory_save
+    from memory.save import memory_save
 
     holds: dict[int, list[str]] = {}
     if conv.kind == TRANSCRIPTS:
@@ -372,7 +371,7 @@ def evaluate_dataset(
 def _use_cache(stack: ExitStack, path: str | Path | None) -> CachingEmbedder | None:
     if path is None:
         return None
-    from memory.providers.embeddings import get_embedder, set_embedder
+    from memory.providers import get_embedder, set_embedder
 
     inner = get_embedder()
     if inner is None:

@@ -26,7 +26,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from memory.models import Memory
-from memory.providers.embeddings import embedder_probe
+from memory.providers import embedder_probe
 from palace.rls import acting_as_system
 
 EMBEDDER_PROBE_SECONDS = 30.0  # how long one probe embedding stands for the embedder's state

@@ -23,12 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from memory.judge import dispositions
-from memory.judge.config import JudgeConfig
-from memory.judge.rulings import judge_dispose
-from memory.providers.embeddings import embed_passages
-from memory.save.derived_texts import derived_texts
-from memory.save.input import SaveItem, prepare_item
+from memory.judge import MERGE, JudgeConfig, Neighbour, judge_dispose
+from memory.providers import embed_passages
+from memory.save import SaveItem, derive_texts, prepare_item
 
 LABELS = ("same", "contradiction", "compatible")
 DEFAULT_PAIRS = Path(__file__).resolve().parent.parent / "tests" / "memory" / "data" / "judge_pairs.jsonl"
@@ -114,7 +111,7 @@ def _texts(pair: Pair) -> tuple[str, str]:
     out = []
     for content in (pair.old, pair.new):
         prepared = prepare_item(SaveItem(content=content, kind=pair.kind), now=now)
-        out.append(derived_texts(prepared, "")[1])
+        out.append(derive_texts(prepared, "")[1])
     return out[0], out[1]
 
 
@@ -133,11 +130,11 @@ def evaluate(pairs: list[Pair], *, path: str, judge_for: JudgeFor, sims: list[fl
     sims = sims if sims is not None else similarities(pairs)
     outcomes = []
     for pair, sim in zip(pairs, sims, strict=True):
-        neighbour = dispositions.Neighbour(id=pair.id, kind=pair.kind, content=pair.old, placard="", similarity=sim)
+        neighbour = Neighbour(id=pair.id, kind=pair.kind, content=pair.old, placard="", similarity=sim)
         with judge_for(pair) as config:
             judged = judge_dispose(content=pair.new, kind=pair.kind, speaker="", neighbours=[neighbour], config=config)
         d = judged.disposition
-        predicted = "same" if d.disposition == dispositions.MERGE else "contradiction" if d.contradicts else "neither"
+        predicted = "same" if d.disposition == MERGE else "contradiction" if d.contradicts else "neither"
         ruling = judged.rulings[0] if judged.rulings else None
         outcomes.append(
             Outcome(
@@ -178,7 +175,7 @@ def fake_model(timeout_ms: int = 3000) -> JudgeFor:
     wrong or unsure). It measures the plumbing and the thresholds, not a model; say so when reporting it."""
     import contextlib
 
-    from memory.providers.llm import LLMConfig
+    from memory.providers import LLMConfig
     from tests.fakes.openai_server import FakeOpenAI, chat_json
 
     @contextlib.contextmanager

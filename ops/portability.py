@@ -27,8 +27,8 @@ from django.db import models
 from django.utils import timezone
 
 from memory.models import EMBEDDING_DIM, Edge, Entity, Fact, HandoffVersion, Memory, MemoryEntity, ProfileVersion
-from memory.providers.embeddings import embedder_model_name
-from memory.text.redaction import redact
+from memory.providers import embedder_model_name
+from memory.text import redact
 from palace import rls
 from palace.errors import NotFound
 from palace.models import Membership, OpLog, Palace, Room, Slot, TourStop

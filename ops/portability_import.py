@@ -31,7 +31,7 @@ from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from memory.models import Entity, HandoffVersion, Memory, ProfileVersion
-from memory.save.pipeline import memory_save
+from memory.save import memory_save
 from ops.portability import FORMAT, TABLES, VERSION, Table, exportable_fields
 from palace import rls
 from palace.actors import Actor

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
-from memory.selectors.memories import ORDERS, cursor_ok
+from memory.selectors import ORDERS, cursor_ok
 from panel import labels
 
 STATUSES = ("active", "archived", "forgotten", "superseded", "all")

@@ -8,8 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
-from memory.selectors.rooms import GraphRoom, RoomGraph
-from memory.selectors.stats import MemoryStats, day_start, last_days
+from memory.selectors import GraphRoom, MemoryStats, RoomGraph, day_start, last_days
 from palace.oplog_categories import CATEGORIES, op_category
 from panel import labels
 

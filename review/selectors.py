@@ -17,8 +17,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from memory.models import Memory
-from memory.selectors.rooms import RoomEntry, room_directory
-from memory.selectors.stats import MemoryStats, memory_stats
+from memory.selectors import MemoryStats, RoomEntry, memory_stats, room_directory
 from palace.errors import NotFound
 from palace.models import Palace
 from palace.selectors import palace_ids_readable

@@ -13,9 +13,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from memory.lifecycle.corrections import memory_lock
+from memory.lifecycle import memory_lock
 from memory.models import AccessRecord, Memory
-from memory.selectors.memories import memory_get
+from memory.selectors import memory_get
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput
 from palace.oplog import oplog_write

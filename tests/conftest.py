@@ -110,12 +110,12 @@ class FailingEmbedder:
     name = "failing"
 
     def passages(self, texts: list[str]) -> Any:
-        from memory.providers.embeddings import EmbedderUnavailable
+        from memory.providers import EmbedderUnavailable
 
         raise EmbedderUnavailable("embedder is down (test)")
 
     def query(self, text: str) -> Any:
-        from memory.providers.embeddings import EmbedderUnavailable
+        from memory.providers import EmbedderUnavailable
 
         raise EmbedderUnavailable("embedder is down (test)")
 
@@ -123,7 +123,7 @@ class FailingEmbedder:
 @pytest.fixture
 def embedder_down() -> Iterator[None]:
     """The embedder is down for this test (saves go without vectors, search runs its lexical arm only)."""
-    from memory.providers.embeddings import set_embedder
+    from memory.providers import set_embedder
 
     set_embedder(FailingEmbedder())
     try:

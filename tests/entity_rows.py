@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from memory.knowledge.rules import name_key
+from memory.knowledge import name_key
 from memory.models import Entity, Memory, MemoryEntity
 from palace.models import Palace
 

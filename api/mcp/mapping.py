@@ -6,19 +6,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from api.mcp import schemas
-from memory.search.evidence import qualify_ref
-from memory.text.textproc import truncate_to_chars
+from memory.search import qualify_ref
+from memory.text import truncate_to_chars
 
 if TYPE_CHECKING:
-    from memory.context.standing_profile import StandingProfile
-    from memory.jobs.distill import DistillResult
-    from memory.knowledge.extraction import EntityTag
-    from memory.knowledge.facts import FactsQueryResult, FactsWriteResult, FactView
+    from memory.context import StandingProfile
+    from memory.jobs import DistillResult
+    from memory.knowledge import EntityTag, FactsQueryResult, FactsWriteResult, FactView
     from memory.models import Entity, Memory
-    from memory.save.pipeline import SaveResult
-    from memory.search.evidence import Verdict
-    from memory.search.results import SearchResult
-    from memory.search.walks import Tour
+    from memory.save import SaveResult
+    from memory.search import SearchResult, Tour, Verdict
     from review.selectors import Overview
 
 SNIPPET_CHARS = 400  # search and list rows; memory_examine returns the whole body

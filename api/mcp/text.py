@@ -14,7 +14,7 @@ from datetime import datetime
 from pydantic import ValidationError
 
 from api.mcp import schemas
-from memory.text.wrapping import wrap_memory_context
+from memory.text import wrap_memory_context
 from palace.errors import AtriumError, Conflict, InvalidInput, NotFound, PermissionDenied
 
 INSTRUCTIONS = (

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from api.mcp import schemas_profile as sp
 from api.mcp.text import flat, row_line, rows_text
-from memory.text.wrapping import wrap_memory_context
+from memory.text import wrap_memory_context
 
 
 def _version_line(v: sp.ProfileVersionOut) -> str:

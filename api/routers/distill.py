@@ -16,9 +16,9 @@ from pydantic import ConfigDict
 
 from api.auth import caller_of
 from api.schemas import ErrorOut
-from memory.jobs.distill import distill_proposal_apply, distill_proposal_reject
+from memory.jobs import distill_proposal_apply, distill_proposal_reject
 from memory.models import DistillProposal
-from memory.selectors import memories as selectors
+from memory.selectors import distill_proposals
 from palace.selectors import palace_get
 
 router = Router(tags=["distill"])
@@ -82,7 +82,7 @@ def proposals_list(request: HttpRequest, filters: Query[ProposalQuery]) -> list[
     if filters.palace is not None or filters.project is not None:
         palace_ids = [palace_get(user=caller.user, palace_id=filters.palace, origin=filters.project).pk]
     status = None if filters.status == "any" else filters.status
-    rows = selectors.distill_proposals(user=caller.user, palace_ids=palace_ids, status=status)
+    rows = distill_proposals(user=caller.user, palace_ids=palace_ids, status=status)
     return [proposal_out(p) for p in rows]
 
 

@@ -20,8 +20,7 @@ from pydantic import ConfigDict
 
 from api.auth import caller_of
 from api.schemas import ErrorOut, ProjectOrigin
-from memory.knowledge.selectors import entity_get, entity_list, entity_memories
-from memory.knowledge.services import entity_aliases_edit, entity_merge, entity_rename
+from memory.knowledge import entity_aliases_edit, entity_get, entity_list, entity_memories, entity_merge, entity_rename
 from memory.models import Entity, Memory
 from palace.errors import InvalidInput
 from palace.selectors import palace_get, palace_ids_readable

@@ -16,7 +16,7 @@ from pydantic import ConfigDict
 
 from api.auth import caller_of
 from api.schemas import ErrorOut, Instant, ProjectOrigin
-from memory.knowledge.facts import MAX_FACTS, FactsQueryResult, FactView, facts_query, facts_write
+from memory.knowledge import MAX_FACTS, FactsQueryResult, FactView, facts_query, facts_write
 from memory.models import Entity
 from palace.errors import InvalidInput
 from palace.selectors import palace_get, palace_labels

@@ -32,7 +32,7 @@ Line = Annotated[str, Field(max_length=handoff.MAX_ITEM_CHARS)]
 def bootstrap_text(
     request: HttpRequest,
     project: str | None = None,
-    budget: int = Query(bootstrap.TOKEN_BUDGET, ge=bootstrap.MIN_TOKEN_BUDGET, le=8192),
+    budget: int = Query(bootstrap.BOOTSTRAP_TOKEN_BUDGET, ge=bootstrap.BOOTSTRAP_MIN_TOKEN_BUDGET, le=8192),
 ) -> HttpResponse:
     """The session bootstrap block as plain text: your handoff in the palace (`project`, else the token's default
     project, else your personal palace), the curated profiles, then recent memories, within `budget` tokens, wrapped
@@ -83,7 +83,7 @@ class HandoffCheckoutIn(_Strict):
 class HandoffQuery(Schema):
     palace: int | None = None
     project: ProjectOrigin | None = None
-    limit: int = Field(default=handoff.HISTORY_LIMIT, ge=1, le=500)
+    limit: int = Field(default=handoff.HANDOFF_HISTORY_LIMIT, ge=1, le=500)
 
 
 def handoff_out(row: HandoffVersion | None, palace: Palace) -> dict[str, Any]:

@@ -13,9 +13,15 @@ from pydantic import ConfigDict
 from api.auth import caller_of
 from api.routers.memories import memory_out
 from api.schemas import ErrorOut
-from memory.judge import config as judge_config
-from memory.judge.selectors import adjudication_why, adjudications_recent
-from memory.lifecycle.resolve import edge_resolve
+from memory.judge import (
+    adjudication_why,
+    adjudications_recent,
+    judge_settings_public,
+    judge_settings_update,
+    judge_test_connection,
+    require_admin,
+)
+from memory.lifecycle import edge_resolve
 from memory.models import MAX_TIMEOUT_MS, MIN_TIMEOUT_MS, Adjudication
 from palace.selectors import palace_get
 
@@ -175,8 +181,8 @@ def judge_adjudications(request: HttpRequest, filters: Query[AdjudicationsQuery]
 def judge_settings_get(request: HttpRequest) -> dict[str, Any]:
     """The judge's settings (admins): the API key only as a mask."""
     caller = caller_of(request)
-    judge_config.require_admin(caller.actor)
-    return judge_config.judge_settings_public()
+    require_admin(caller.actor)
+    return judge_settings_public()
 
 
 @router.put("/judge/settings", response={200: SettingsOut, **ERRORS})
@@ -184,14 +190,14 @@ def judge_settings_put(request: HttpRequest, payload: SettingsIn) -> dict[str, A
     """Change the judge's settings (admins). On without a key stays off. Takes effect at the next save."""
     caller = caller_of(request)
     caller.require_write()
-    return judge_config.judge_settings_update(actor=caller.actor, **payload.model_dump())
+    return judge_settings_update(actor=caller.actor, **payload.model_dump())
 
 
 @router.post("/judge/test", response={200: TestOut, **ERRORS})
 def judge_test(request: HttpRequest, payload: TestIn) -> dict[str, Any]:
     """Try the values as given (nothing is stored): reachability, model and round trip."""
     caller = caller_of(request)
-    report = judge_config.judge_test_connection(actor=caller.actor, **payload.model_dump())
+    report = judge_test_connection(actor=caller.actor, **payload.model_dump())
     return {
         "reachable": report.reachable,
         "model": report.model,

@@ -18,12 +18,11 @@ from pydantic import ConfigDict
 from accounts.caller import Caller
 from api.auth import caller_of
 from api.schemas import ErrorOut, Instant, ProjectOrigin
-from memory.jobs.distill import distill_revert
-from memory.lifecycle import corrections as services
-from memory.lifecycle import versions
+from memory.jobs import distill_revert
+from memory.lifecycle import memory_checkout, memory_forget, memory_report, memory_restore, memory_update
 from memory.models import Memory
-from memory.save import pipeline
-from memory.selectors import memories as selectors
+from memory.save import MAX_BATCH_ITEMS, SaveResult, memory_save, memory_save_batch
+from memory.selectors import MAX_PAGE, memory_get, memory_list, memory_successor_id
 from palace.errors import InvalidInput
 from palace.kinds import KindName
 from palace.models import Palace
@@ -84,7 +83,7 @@ class SaveIn(_Strict):
     importance: float | None = None
     restore: bool = False  # content restating a forgotten memory restores it (else: defer, nothing saved)
     entities: list[EntityIn] | None = Field(default=None, max_length=20)
-    items: list[ItemIn] | None = Field(default=None, min_length=1, max_length=pipeline.MAX_BATCH_ITEMS)
+    items: list[ItemIn] | None = Field(default=None, min_length=1, max_length=MAX_BATCH_ITEMS)
 
 
 class MemoryOut(Schema):
@@ -157,7 +156,7 @@ class ListQuery(Schema):
     status: Literal["active", "archived", "forgotten", "superseded", "any"] = "active"
     room: str | None = None
     cursor: str | None = None
-    limit: int = Field(default=50, ge=1, le=selectors.MAX_PAGE)
+    limit: int = Field(default=50, ge=1, le=MAX_PAGE)
 
 
 class UpdateIn(_Strict):
@@ -217,7 +216,7 @@ def memory_out(m: Memory) -> dict[str, Any]:
     }
 
 
-def save_out(r: pipeline.SaveResult) -> dict[str, Any]:
+def save_out(r: SaveResult) -> dict[str, Any]:
     linked = r.entities
     return {
         "disposition": r.disposition,
@@ -260,17 +259,17 @@ def memories_save(request: HttpRequest, payload: SaveIn) -> Status[dict[str, Any
         raise InvalidInput("with items, give each item its own entities")
     palace = _palace(caller, payload.palace, payload.project, write=True)
     if payload.items is not None:
-        batch = pipeline.memory_save_batch(
+        batch = memory_save_batch(
             palace=palace, actor=caller.actor, items=[i.model_dump() for i in payload.items], source=SOURCE
         )
         items = [
             save_out(r)
-            if isinstance(r, pipeline.SaveResult)
+            if isinstance(r, SaveResult)
             else {"index": r.index, "error": {"code": r.code, "message": r.message}}
             for r in batch.items
         ]
         return Status(200, {"count": batch.count, "failed": batch.failed, "items": items})
-    result = pipeline.memory_save(
+    result = memory_save(
         palace=palace,
         actor=caller.actor,
         content=payload.content or "",
@@ -300,7 +299,7 @@ def memories_list(request: HttpRequest, filters: Query[ListQuery]) -> dict[str, 
     room: str | int | None = filters.room
     if filters.room is not None and filters.room.isascii() and filters.room.isdigit():  # not "²"
         room = int(filters.room)
-    page = selectors.memory_list(
+    page = memory_list(
         user=caller.user,
         palaces=palaces,
         kind=filters.kind,
@@ -315,15 +314,15 @@ def memories_list(request: HttpRequest, filters: Query[ListQuery]) -> dict[str, 
 @router.get("/{int:memory_id}", response={200: MemoryDetailOut, **ERRORS})
 def memories_get(request: HttpRequest, memory_id: int) -> dict[str, Any]:
     caller = caller_of(request)
-    memory = selectors.memory_get(user=caller.user, memory_id=memory_id)
-    return {**memory_out(memory), "superseded_by": selectors.memory_successor_id(memory=memory)}
+    memory = memory_get(user=caller.user, memory_id=memory_id)
+    return {**memory_out(memory), "superseded_by": memory_successor_id(memory=memory)}
 
 
 def _update(request: HttpRequest, memory_id: int, payload: UpdateIn) -> Status[dict[str, Any]]:
     caller = caller_of(request)
     caller.require_write()
-    selectors.memory_get(user=caller.user, memory_id=memory_id)
-    new = services.memory_update(
+    memory_get(user=caller.user, memory_id=memory_id)
+    new = memory_update(
         memory_id=memory_id,
         actor=caller.actor,
         content=payload.content,
@@ -354,8 +353,8 @@ def memories_forget(request: HttpRequest, memory_id: int, payload: ReasonIn) -> 
     """Soft-forget (restorable); `reason` becomes the epitaph."""
     caller = caller_of(request)
     caller.require_write()
-    memory = selectors.memory_get(user=caller.user, memory_id=memory_id)
-    return memory_out(services.memory_forget(memory_id=memory.pk, actor=caller.actor, reason=payload.reason))
+    memory = memory_get(user=caller.user, memory_id=memory_id)
+    return memory_out(memory_forget(memory_id=memory.pk, actor=caller.actor, reason=payload.reason))
 
 
 @router.post("/{int:memory_id}/restore", response={200: MemoryOut, **ERRORS})
@@ -363,8 +362,8 @@ def memories_restore(request: HttpRequest, memory_id: int, payload: ReasonIn) ->
     """Bring a forgotten or archived memory back to active."""
     caller = caller_of(request)
     caller.require_write()
-    memory = selectors.memory_get(user=caller.user, memory_id=memory_id)
-    return memory_out(services.memory_restore(memory_id=memory.pk, actor=caller.actor, reason=payload.reason))
+    memory = memory_get(user=caller.user, memory_id=memory_id)
+    return memory_out(memory_restore(memory_id=memory.pk, actor=caller.actor, reason=payload.reason))
 
 
 @router.post("/{int:memory_id}/report", response={200: MemoryOut, **ERRORS})
@@ -372,9 +371,9 @@ def memories_report(request: HttpRequest, memory_id: int, payload: ReportIn) -> 
     """Report whether acting on a memory worked: success +0.05, failure −0.1 confidence."""
     caller = caller_of(request)
     caller.require_write()
-    memory = selectors.memory_get(user=caller.user, memory_id=memory_id)
+    memory = memory_get(user=caller.user, memory_id=memory_id)
     return memory_out(
-        services.memory_report(memory_id=memory.pk, actor=caller.actor, outcome=payload.outcome, note=payload.note)
+        memory_report(memory_id=memory.pk, actor=caller.actor, outcome=payload.outcome, note=payload.note)
     )
 
 
@@ -384,8 +383,8 @@ def memories_checkout(request: HttpRequest, memory_id: int, payload: ReasonIn) -
     one; the history is kept. 409 when it is already current or the current version is forgotten."""
     caller = caller_of(request)
     caller.require_write()
-    memory = selectors.memory_get(user=caller.user, memory_id=memory_id)
-    new = versions.memory_checkout(memory_id=memory.pk, actor=caller.actor, reason=payload.reason, source=SOURCE)
+    memory = memory_get(user=caller.user, memory_id=memory_id)
+    new = memory_checkout(memory_id=memory.pk, actor=caller.actor, reason=payload.reason, source=SOURCE)
     return Status(201, memory_out(new))
 
 
@@ -394,6 +393,6 @@ def memories_distill_undo(request: HttpRequest, memory_id: int, payload: ReasonI
     """Undo the distillation that wrote this rule: its members active again, the rule archived with the reason."""
     caller = caller_of(request)
     caller.require_write()
-    memory = selectors.memory_get(user=caller.user, memory_id=memory_id)
+    memory = memory_get(user=caller.user, memory_id=memory_id)
     done = distill_revert(rule_id=memory.pk, actor=caller.actor, reason=payload.reason)
     return {"rule": memory_out(done.rule), "restored": done.restored}

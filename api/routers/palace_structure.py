@@ -15,10 +15,16 @@ from pydantic import ConfigDict
 from api.auth import caller_of
 from api.schemas import ErrorOut
 from memory.models import Memory
-from memory.search import walks
-from memory.selectors.memories import MAX_PAGE, memory_get
-from memory.selectors.refurb import refurb_list
-from memory.selectors.rooms import room_directory
+from memory.search import (
+    TOUR_MAX_STOPS,
+    TOUR_MIN_STOPS,
+    TOUR_PAGE_MAX,
+    current_by_slot,
+    edge_neighbours,
+    tour_fixed,
+    tour_thematic,
+)
+from memory.selectors import MAX_PAGE, memory_get, refurb_list, room_directory
 from palace.errors import InvalidInput, NotFound
 from palace.selectors import palace_get
 from palace.structure import room_get, room_in, room_rename, slots_page
@@ -86,10 +92,10 @@ class TourOut(Schema):
 class TourQuery(Schema):
     mode: Literal["fixed", "thematic"] = "fixed"
     theme: str = ""
-    stops: int = Field(default=5, ge=walks.TOUR_MIN_STOPS, le=walks.TOUR_MAX_STOPS)
+    stops: int = Field(default=5, ge=TOUR_MIN_STOPS, le=TOUR_MAX_STOPS)
     include_closed: bool = False
     offset: int = Field(default=0, ge=0)
-    limit: int = Field(default=100, ge=1, le=walks.TOUR_PAGE_MAX)
+    limit: int = Field(default=100, ge=1, le=TOUR_PAGE_MAX)
 
 
 class NeighbourOut(Schema):
@@ -166,7 +172,7 @@ def slots_list(request: HttpRequest, palace_id: int, q: Query[SlotQuery]) -> dic
     palace = palace_get(user=caller_of(request).user, palace_id=palace_id)
     room = room_get(palace=palace, name=q.room) if q.room else None
     slots, next_cursor = slots_page(palace=palace, room=room, cursor=q.cursor, limit=q.limit)
-    current = walks.current_by_slot([s.pk for s in slots])
+    current = current_by_slot([s.pk for s in slots])
     items = [
         {
             "id": s.pk,
@@ -188,11 +194,11 @@ def tour(request: HttpRequest, palace_id: int, q: Query[TourQuery]) -> dict[str,
     caller = caller_of(request)
     palace = palace_get(user=caller.user, palace_id=palace_id)
     if q.mode == "fixed":
-        result = walks.tour_fixed(palace=palace, include_closed=q.include_closed, offset=q.offset, limit=q.limit)
+        result = tour_fixed(palace=palace, include_closed=q.include_closed, offset=q.offset, limit=q.limit)
     else:
         if not q.theme.strip():
             raise InvalidInput("a thematic tour needs a theme", field="theme")
-        result = walks.tour_thematic(user=caller.user, palace=palace, theme=q.theme, stops=q.stops)
+        result = tour_thematic(user=caller.user, palace=palace, theme=q.theme, stops=q.stops)
     return {
         "mode": result.mode,
         "total": result.total,
@@ -212,7 +218,7 @@ def neighbours(request: HttpRequest, palace_id: int, memory_id: int, hops: int =
     memory = memory_get(user=user, memory_id=memory_id)
     if memory.palace_id != palace.pk:
         raise NotFound("memory not found")
-    found = walks.neighbours(memory=memory, hops=hops)
+    found = edge_neighbours(memory=memory, hops=hops)
     return {
         "memory": memory.pk,
         "hops": hops,

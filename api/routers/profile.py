@@ -20,9 +20,16 @@ from pydantic import ConfigDict
 from accounts.caller import Caller
 from api.auth import TokenAuth, caller_of
 from api.schemas import ErrorOut, ProjectOrigin
-from memory.context import curated_profile as curated
-from memory.context.curated_profile import curated_block
-from memory.context.standing_profile import standing_profile_build
+from memory.context import (
+    CURATED_HISTORY_LIMIT,
+    MAX_PROFILE_CHARS,
+    curated_block,
+    curated_checkout,
+    curated_current,
+    curated_edit,
+    curated_history,
+    standing_profile_build,
+)
 from memory.models import ProfileVersion
 from palace.errors import InvalidInput
 from palace.models import Palace
@@ -94,7 +101,7 @@ class CuratedOut(Schema):
 class CuratedEditIn(_Strict):
     palace: int | None = None
     project: ProjectOrigin | None = None
-    content: str = Field(max_length=curated.MAX_PROFILE_CHARS)
+    content: str = Field(max_length=MAX_PROFILE_CHARS)
     expected_version: int = Field(ge=0, le=2**31 - 1, description="the version you read; 0 before the first edit")
     reason: str = Field(default="", max_length=500)
 
@@ -124,7 +131,7 @@ def version_out(v: ProfileVersion) -> dict[str, Any]:
 
 
 def curated_out(caller: Caller, palace: Palace) -> dict[str, Any]:
-    current = curated.curated_current(palace_id=palace.pk)
+    current = curated_current(palace_id=palace.pk)
     return {
         "palace": palace.pk,
         "label": palace.label,
@@ -146,7 +153,7 @@ def curated_view(
 class CuratedHistoryQuery(Schema):
     palace: int | None = None
     project: ProjectOrigin | None = None
-    limit: int = Field(default=curated.HISTORY_LIMIT, ge=1, le=500)
+    limit: int = Field(default=CURATED_HISTORY_LIMIT, ge=1, le=500)
 
 
 @router.get("/profile/curated/history", response={200: list[CuratedVersionOut], **ERRORS})
@@ -154,7 +161,7 @@ def curated_versions(request: HttpRequest, query: Query[CuratedHistoryQuery]) ->
     """The curated profile's versions, newest first."""
     caller = caller_of(request)
     target = target_palace(caller, query.palace, query.project, write=False)
-    return [version_out(v) for v in curated.curated_history(palace_id=target.pk, limit=query.limit)]
+    return [version_out(v) for v in curated_history(palace_id=target.pk, limit=query.limit)]
 
 
 @router.put("/profile/curated", response={201: CuratedVersionOut, **ERRORS})
@@ -164,7 +171,7 @@ def curated_put(request: HttpRequest, payload: CuratedEditIn) -> Status[dict[str
     caller = caller_of(request)
     caller.require_write()
     target = target_palace(caller, payload.palace, payload.project, write=True)
-    row = curated.curated_edit(
+    row = curated_edit(
         palace=target,
         actor=caller.actor,
         content=payload.content,
@@ -180,7 +187,7 @@ def curated_rollback(request: HttpRequest, payload: CuratedRollbackIn) -> Status
     caller = caller_of(request)
     caller.require_write()
     target = target_palace(caller, payload.palace, payload.project, write=True)
-    row = curated.curated_checkout(
+    row = curated_checkout(
         palace=target,
         actor=caller.actor,
         version=payload.version,

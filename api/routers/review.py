@@ -11,7 +11,7 @@ from pydantic import ConfigDict
 
 from api.auth import caller_of
 from api.schemas import ErrorOut, ProjectOrigin
-from memory.selectors.memories import memory_get
+from memory.selectors import memory_get
 from palace.errors import InvalidInput
 from palace.selectors import palace_get
 from review import selectors, services

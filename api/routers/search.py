@@ -17,8 +17,7 @@ from api.auth import caller_of
 from api.routers.facts import FactOut, fact_dict
 from api.routers.memories import EntityTagOut
 from api.schemas import ErrorOut, Instant, ProjectOrigin
-from memory.search.results import MAX_LIMIT, MAX_QUERY_CHARS, SearchRequest, SearchResult
-from memory.search.search import memory_search
+from memory.search import MAX_LIMIT, MAX_QUERY_CHARS, SearchRequest, SearchResult, memory_search
 from palace.errors import InvalidInput
 from palace.kinds import KindName
 from palace.selectors import palace_get

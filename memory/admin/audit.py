@@ -24,8 +24,19 @@ from django.utils.html import format_html
 from django.views.decorators.http import require_http_methods, require_POST
 
 from memory.admin.memories import MemoryAdmin, can_see_bodies
-from memory.audit import revert, revert_plan
-from memory.audit.history import memory_history
+from memory.audit import (
+    Selection,
+    bulk_revert_apply,
+    bulk_revert_preview,
+    distill_revert_as_staff,
+    memory_checkout_as_staff,
+    memory_history,
+    memory_restore_as_staff,
+    op_revert,
+    op_revert_preview,
+    plan_revert,
+    reverted_map,
+)
 from memory.models import Memory
 from palace.admin_console import can_restore, parse_moment
 from palace.errors import AtriumError
@@ -42,7 +53,7 @@ class BulkForm(forms.Form):
     until = forms.CharField(max_length=40, help_text="YYYY-MM-DD (the whole day) or an ISO date-time (exclusive).")
     reason = forms.CharField(max_length=500, required=False, strip=True, help_text="Required to apply.")
 
-    def selection(self) -> revert.Selection:
+    def selection(self) -> Selection:
         data = self.cleaned_data
         since, until = parse_moment(data["since"], end=False), parse_moment(data["until"], end=True)
         if since is None or until is None:
@@ -52,16 +63,16 @@ class BulkForm(forms.Form):
             token = who.removeprefix("token:").strip()
             if not token.isdigit():
                 raise forms.ValidationError("a token is named token:ID, e.g. token:12")
-            return revert.Selection(since=since, until=until, token_id=int(token))
+            return Selection(since=since, until=until, token_id=int(token))
         user = get_user_model().objects.filter(username=who).first()
         if user is None:
             raise forms.ValidationError(f"no user named {who!r}")
-        return revert.Selection(since=since, until=until, user_id=int(user.pk))
+        return Selection(since=since, until=until, user_id=int(user.pk))
 
 
 def _ops_view(request: HttpRequest, rows: list[Any], memories: list[Memory]) -> list[dict[str, Any]]:
     restorer = can_restore(request)
-    reverted = revert_plan.reverted_map([row.pk for row in rows]) if restorer else {}
+    reverted = reverted_map([row.pk for row in rows]) if restorer else {}
     known = {m.pk: m for m in memories}
     out = []
     for row in rows:
@@ -79,7 +90,7 @@ def _ops_view(request: HttpRequest, rows: list[Any], memories: list[Memory]) -> 
                     token_label=row.actor_token_label,
                 ),
                 "changes": before_after_text(changes),
-                "plan": revert_plan.revert_plan(row=row, reverted=reverted, memories=known) if restorer else None,
+                "plan": plan_revert(row=row, reverted=reverted, memories=known) if restorer else None,
             }
         )
     return out
@@ -152,7 +163,7 @@ class MemoryConsoleAdmin(MemoryAdmin):
     @method_decorator(require_POST)
     def restore_view(self, request: HttpRequest, memory_id: int) -> HttpResponse:
         def act(reason: str) -> tuple[int, str]:
-            row = revert.memory_restore_as_staff(memory_id=memory_id, staff=request.user, reason=reason)
+            row = memory_restore_as_staff(memory_id=memory_id, staff=request.user, reason=reason)
             return row.pk, f"memory #{row.pk} restored (active)"
 
         return self._restore_post(request, memory_id, act)
@@ -160,7 +171,7 @@ class MemoryConsoleAdmin(MemoryAdmin):
     @method_decorator(require_POST)
     def checkout_view(self, request: HttpRequest, memory_id: int) -> HttpResponse:
         def act(reason: str) -> tuple[int, str]:
-            new = revert.memory_checkout_as_staff(memory_id=memory_id, staff=request.user, reason=reason)
+            new = memory_checkout_as_staff(memory_id=memory_id, staff=request.user, reason=reason)
             return new.pk, f"version #{memory_id} checked out as the new current version #{new.pk}"
 
         return self._restore_post(request, memory_id, act)
@@ -168,7 +179,7 @@ class MemoryConsoleAdmin(MemoryAdmin):
     @method_decorator(require_POST)
     def distill_undo_view(self, request: HttpRequest, memory_id: int) -> HttpResponse:
         def act(reason: str) -> tuple[int, str]:
-            undone = revert.distill_revert_as_staff(rule_id=memory_id, staff=request.user, reason=reason)
+            undone = distill_revert_as_staff(rule_id=memory_id, staff=request.user, reason=reason)
             return memory_id, f"distillation undone: {undone.restored} active again, rule #{memory_id} archived"
 
         return self._restore_post(request, memory_id, act)
@@ -180,9 +191,9 @@ class MemoryConsoleAdmin(MemoryAdmin):
             raise PermissionDenied
         form = ReasonForm(request.POST or None)
         try:
-            plan = revert.op_revert_preview(op_id=op_id, staff=request.user)
+            plan = op_revert_preview(op_id=op_id, staff=request.user)
             if request.method == "POST" and form.is_valid():
-                plan = revert.op_revert(op_id=op_id, staff=request.user, reason=form.cleaned_data["reason"])
+                plan = op_revert(op_id=op_id, staff=request.user, reason=form.cleaned_data["reason"])
                 messages.success(request, f"op #{op_id} reverted: {plan.describe}")
                 return HttpResponseRedirect(reverse("admin:memory_memory_full_history", args=[plan.memory_id]))
         except AtriumError as exc:
@@ -203,11 +214,11 @@ class MemoryConsoleAdmin(MemoryAdmin):
             try:
                 selection = form.selection()
                 if request.method == "POST":
-                    result = revert.bulk_revert_apply(
+                    result = bulk_revert_apply(
                         selection=selection, staff=request.user, reason=form.cleaned_data["reason"]
                     )
                 else:
-                    preview = revert.bulk_revert_preview(selection=selection, staff=request.user)
+                    preview = bulk_revert_preview(selection=selection, staff=request.user)
             except forms.ValidationError as exc:
                 form.add_error(None, exc)
             except AtriumError as exc:

@@ -9,7 +9,7 @@ from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
-from memory.judge.config import judge_settings_update, key_mask
+from memory.judge import judge_settings_update, key_mask
 from memory.models import Adjudication, JudgeSettings
 from palace.actors import Actor
 

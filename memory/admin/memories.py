@@ -24,7 +24,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from memory.lifecycle.corrections import memory_forget, memory_restore
+from memory.lifecycle import memory_forget, memory_restore
 from memory.models import DistillProposal, Edge, Memory
 from palace.admin_audit import admin_actor, admin_reason
 from palace.errors import AtriumError

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from django.db.models import Q
 
 from memory.models import AccessRecord, Edge, Memory
-from memory.selectors.memories import Chain, memory_chain
+from memory.selectors import Chain, memory_chain
 from palace.errors import NotFound
 from palace.models import OpLog
 

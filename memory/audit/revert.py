@@ -21,11 +21,10 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memory.audit import revert_plan as rp
-from memory.jobs.distill import DistillRevert, distill_revert
-from memory.lifecycle.corrections import memory_archive, memory_forget, memory_lock, memory_restore
-from memory.lifecycle.versions import memory_checkout
+from memory.jobs import DistillRevert, distill_revert
+from memory.lifecycle import memory_archive, memory_checkout, memory_forget, memory_lock, memory_restore
 from memory.models import Memory
-from memory.text.cleaning import clean_line
+from memory.text import clean_line
 from palace.actors import Actor
 from palace.errors import AtriumError, Conflict, InvalidInput, NotFound, PermissionDenied
 from palace.models import OpLog
@@ -90,7 +89,7 @@ def op_revert_preview(*, op_id: int, staff: Any) -> rp.RevertPlan:
         row = OpLog.objects.filter(pk=op_id).first()
         if row is None:
             raise NotFound("op row not found")
-        return rp.revert_plan(row=row)
+        return rp.plan_revert(row=row)
 
 
 def op_revert(*, op_id: int, staff: Any, reason: str, now: datetime | None = None) -> rp.RevertPlan:
@@ -101,7 +100,7 @@ def op_revert(*, op_id: int, staff: Any, reason: str, now: datetime | None = Non
         row = OpLog.objects.select_for_update().filter(pk=op_id).first()
         if row is None:
             raise NotFound("op row not found")
-        plan = rp.revert_plan(row=row)
+        plan = rp.plan_revert(row=row)
         if not plan.doable:
             raise InvalidInput(f"op #{row.pk} ({row.op}) cannot be reverted: {plan.refused}", field="op")
         _apply(plan=plan, row=row, actor=staff_actor(staff), reason=reason, now=now or timezone.now())

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.lifecycle.versions import chain_head
+from memory.lifecycle import chain_head
 from memory.models import Memory
 from palace.models import OpLog
 
@@ -112,7 +112,7 @@ def reverted_map(op_ids: list[int]) -> dict[int, int]:
     return {int(detail["reverts"]): int(pk) for pk, detail in rows if isinstance(detail, dict)}
 
 
-def revert_plan(
+def plan_revert(
     *,
     row: OpLog,
     sim: Sim | None = None,
@@ -278,7 +278,7 @@ def plan_list(*, rows: list[OpLog]) -> list[RevertPlan]:
     plans: list[RevertPlan] = []
     for row in rows:
         if row.pk in folded and reverted_by(row.pk) is not None:
-            plan = revert_plan(row=row, sim=sim)  # refused: already reverted
+            plan = plan_revert(row=row, sim=sim)  # refused: already reverted
         elif row.pk in folded:
             plan = RevertPlan(op_id=row.pk, op=row.op, target_id=row.target_id, action=FOLDED, memory_id=row.target_id)
             plan.folded_into = folded[row.pk]
@@ -286,7 +286,7 @@ def plan_list(*, rows: list[OpLog]) -> list[RevertPlan]:
         elif row.pk in head_for_save:
             plan = _plan_save_chain(row=row, head_id=head_for_save[row.pk], sim=sim)
         else:
-            plan = revert_plan(row=row, sim=sim)
+            plan = plan_revert(row=row, sim=sim)
         sim.after(plan)
         plans.append(plan)
     return plans

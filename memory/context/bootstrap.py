@@ -20,13 +20,12 @@ from memory.context.curated_profile import curated_block
 from memory.context.handoff import handoff_current, handoff_render
 from memory.context.standing_profile import longest_fitting
 from memory.models import Memory
-from memory.text.textproc import estimate_tokens, truncate_to_chars
-from memory.text.wrapping import wrap_memory_context
+from memory.text import estimate_tokens, truncate_to_chars, wrap_memory_context
 from palace.actors import Actor
 from palace.models import Palace
 
-TOKEN_BUDGET = 1024
-MIN_TOKEN_BUDGET = 128
+BOOTSTRAP_TOKEN_BUDGET = 1024
+BOOTSTRAP_MIN_TOKEN_BUDGET = 128
 TOP_N = 8
 RECENT_DAYS = 30
 LINE_CHARS = 200
@@ -75,9 +74,9 @@ def bootstrap_render(
     curated: str,
     items: Sequence[RecentItem],
     total: int,
-    budget: int = TOKEN_BUDGET,
+    budget: int = BOOTSTRAP_TOKEN_BUDGET,
 ) -> Bootstrap:
-    budget = max(budget, MIN_TOKEN_BUDGET)
+    budget = max(budget, BOOTSTRAP_MIN_TOKEN_BUDGET)
     total = max(total, len(items))
     head = [HEADER.format(where=where)]
 
@@ -132,7 +131,9 @@ def recent_items(*, palace_id: int, now: datetime | None = None, limit: int = TO
     return [RecentItem(m.pk, m.kind, m.content) for m in rows], recent.count()
 
 
-def bootstrap_build(*, actor: Actor, palace: Palace, personal: Palace, budget: int = TOKEN_BUDGET) -> Bootstrap:
+def bootstrap_build(
+    *, actor: Actor, palace: Palace, personal: Palace, budget: int = BOOTSTRAP_TOKEN_BUDGET
+) -> Bootstrap:
     """The bootstrap block for the actor in `palace` (resolved by the caller's access check); `personal` is the
     actor's personal palace, whose curated profile comes first."""
     handoff = handoff_current(palace_id=palace.pk, actor=actor)

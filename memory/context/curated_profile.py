@@ -17,17 +17,16 @@ import difflib
 from dataclasses import dataclass
 
 from memory.context.versioned import append_version, version_detail
-from memory.lifecycle.corrections import memory_writable
+from memory.lifecycle import memory_writable
 from memory.models import ProfileVersion
-from memory.text.cleaning import clean_inbound_text, clean_line
-from memory.text.redaction import redact
+from memory.text import clean_inbound_text, clean_line, redact
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound
 from palace.models import Palace
 from palace.oplog import oplog_write
 
 MAX_PROFILE_CHARS = 4000
-HISTORY_LIMIT = 50
+CURATED_HISTORY_LIMIT = 50
 
 
 # --- reading -------------------------------------------------------------------------------------------------------
@@ -49,7 +48,7 @@ def curated_text(*, palace_id: int) -> str:
     return current.content if current is not None else ""
 
 
-def curated_history(*, palace_id: int, limit: int = HISTORY_LIMIT) -> list[ProfileVersion]:
+def curated_history(*, palace_id: int, limit: int = CURATED_HISTORY_LIMIT) -> list[ProfileVersion]:
     """The newest `limit` versions, newest first, with who wrote them."""
     rows = ProfileVersion.objects.filter(palace_id=palace_id).select_related("created_by").order_by("-version")
     return list(rows[: max(1, min(limit, 500))])

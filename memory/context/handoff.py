@@ -15,10 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory.context.versioned import append_version, version_detail
-from memory.lifecycle.corrections import memory_writable
+from memory.lifecycle import memory_writable
 from memory.models import HandoffVersion
-from memory.text.cleaning import clean_inbound_text, clean_line, scrub_inbound_text
-from memory.text.redaction import redact
+from memory.text import clean_inbound_text, clean_line, redact, scrub_inbound_text
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound
 from palace.models import Palace
@@ -27,7 +26,7 @@ from palace.oplog import oplog_write
 MAX_DOING_CHARS = 4000
 MAX_ITEMS = 30
 MAX_ITEM_CHARS = 500
-HISTORY_LIMIT = 50
+HANDOFF_HISTORY_LIMIT = 50
 
 
 @dataclass(frozen=True)
@@ -58,7 +57,7 @@ def handoff_version_number(*, palace_id: int, actor: Actor) -> int:
     return current.version if current is not None else 0
 
 
-def handoff_history(*, palace_id: int, actor: Actor, limit: int = HISTORY_LIMIT) -> list[HandoffVersion]:
+def handoff_history(*, palace_id: int, actor: Actor, limit: int = HANDOFF_HISTORY_LIMIT) -> list[HandoffVersion]:
     """The actor's handoff versions in this palace, newest first."""
     rows = HandoffVersion.objects.filter(palace_id=palace_id, user_id=_person(actor)).order_by("-version")
     return list(rows[: max(1, min(limit, 500))])

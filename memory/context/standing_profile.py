@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memory.models import Memory
-from memory.text.textproc import estimate_tokens, truncate_to_chars
-from memory.text.wrapping import wrap_memory_context
+from memory.text import estimate_tokens, truncate_to_chars, wrap_memory_context
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser

@@ -1,0 +1,34 @@
+"""The background jobs that keep a palace healthy, each a plain idempotent service (memory/tasks.py and the
+management commands are thin doors over them): decay (decay.py), distillation with its proposals and reverts
+(distill.py), the embedding backfill (embeddings_backfill.py) and the slot backfill (slots_backfill.py)."""
+
+from __future__ import annotations
+
+from memory.jobs.backfill import BackfillResult, embeddings_backfill, slots_backfill
+from memory.jobs.decay import DecayResult, decay_run
+from memory.jobs.distill import (
+    DistillCluster,
+    DistillResult,
+    DistillRevert,
+    distill_proposal_apply,
+    distill_proposal_reject,
+    distill_proposals_store,
+    distill_revert,
+    distill_run,
+)
+
+__all__ = [
+    "BackfillResult",
+    "DecayResult",
+    "DistillCluster",
+    "DistillResult",
+    "DistillRevert",
+    "decay_run",
+    "distill_proposal_apply",
+    "distill_proposal_reject",
+    "distill_proposals_store",
+    "distill_revert",
+    "distill_run",
+    "embeddings_backfill",
+    "slots_backfill",
+]

@@ -29,12 +29,18 @@ from django.db.models import F
 from django.utils import timezone
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from memory.lifecycle.corrections import memory_lock, memory_writable
+from memory.lifecycle import memory_lock, memory_writable
 from memory.models import DistillProposal, Edge, Memory, MemoryEntity
-from memory.providers.embeddings import EmbedderUnavailable, embed_passages, embedder_model_name
-from memory.providers.llm import LLMConfig, LLMError, chat_json, llm_config
-from memory.text.cleaning import clean_line
-from memory.text.searchtext import build_embedding_text, build_search_text
+from memory.providers import (
+    EmbedderUnavailable,
+    LLMConfig,
+    LLMError,
+    chat_json,
+    embed_passages,
+    embedder_model_name,
+    llm_config,
+)
+from memory.text import build_embedding_text, build_search_text, clean_line
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound
 from palace.models import Palace
@@ -42,7 +48,6 @@ from palace.oplog import oplog_write
 from palace.slots import slot_assign
 
 log = logging.getLogger(__name__)
-
 
 DISTILL_JOB = "distill"
 MAX_CLUSTER = 12  # members per rule: keeps the LLM prompt and the merged text bounded
@@ -91,21 +96,13 @@ class DistilledRule(BaseModel):
 
 
 DISTILLED_RULE_SCHEMA_NAME = "distilled_rule"
-
-
 # Hand-written rather than DistilledRule.model_json_schema(): strict mode rejects maxLength/minLength/default,
 # so the limits live in the prompt and in the pydantic model instead.
 DISTILLED_RULE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "content": {
-            "type": "string",
-            "description": "The merged general rule, at most 2000 characters.",
-        },
-        "placard": {
-            "type": "string",
-            "description": "A short cue naming the topic, at most 80 characters.",
-        },
+        "content": {"type": "string", "description": "The merged general rule, at most 2000 characters."},
+        "placard": {"type": "string", "description": "A short cue naming the topic, at most 80 characters."},
         "rationale": {
             "type": "string",
             "description": "One or two sentences on what was merged and what was dropped as duplicate.",

@@ -21,7 +21,7 @@ from django.db import transaction
 
 from memory.judge.prompt import judge_pair
 from memory.models import MAX_TIMEOUT_MS, MIN_TIMEOUT_MS, JudgeSettings
-from memory.providers.llm import LLMConfig, LLMError, LLMTimeoutError, llm_config
+from memory.providers import LLMConfig, LLMError, LLMTimeoutError, llm_config
 from palace.actors import Actor
 from palace.errors import InvalidInput, PermissionDenied
 from palace.oplog import oplog_write

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from memory.providers.llm import LLMConfig, chat_json
+from memory.providers import LLMConfig, chat_json
 
 
 class JudgeReply(BaseModel):

@@ -30,8 +30,8 @@ from memory.judge.config import FAILED, SKIPPED, TIMEOUT, JudgeConfig, judge_con
 from memory.judge.dispositions import Disposition, Neighbour
 from memory.judge.prompt import JudgeReply, judge_pair
 from memory.models import Adjudication, Edge, Memory
-from memory.providers.llm import LLMError, LLMTimeoutError
-from memory.text.textproc import truncate_to_chars
+from memory.providers import LLMError, LLMTimeoutError
+from memory.text import truncate_to_chars
 from palace import events
 from palace.models import Palace
 

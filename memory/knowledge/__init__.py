@@ -1,0 +1,63 @@
+"""The knowledge layer: the entities memories mention (found by rules, rules.py, or a chat model,
+extraction.py; the people named in a query, people.py), edits of entities (services.py) and their reads
+(selectors.py), and facts about them on two time axes (facts.py)."""
+
+from __future__ import annotations
+
+from memory.knowledge.extraction import (
+    EntityTag,
+    Extraction,
+    Linked,
+    Mention,
+    entities_extract,
+    entities_for_memories,
+    entities_link,
+    entity_cues,
+    stated_entities,
+)
+from memory.knowledge.facts import (
+    MAX_FACTS,
+    FactsQueryResult,
+    FactsWriteResult,
+    FactView,
+    facts_for_memories,
+    facts_query,
+    facts_write,
+)
+from memory.knowledge.people import known_people, people_named, speakers, without_names
+from memory.knowledge.rules import name_key, normalise
+from memory.knowledge.selectors import entity_get, entity_kinds, entity_list, entity_memories
+from memory.knowledge.services import MergeResult, entity_aliases_edit, entity_merge, entity_rename
+
+__all__ = [
+    "MAX_FACTS",
+    "EntityTag",
+    "Extraction",
+    "FactView",
+    "FactsQueryResult",
+    "FactsWriteResult",
+    "Linked",
+    "Mention",
+    "MergeResult",
+    "entities_extract",
+    "entities_for_memories",
+    "entities_link",
+    "entity_aliases_edit",
+    "entity_cues",
+    "entity_get",
+    "entity_kinds",
+    "entity_list",
+    "entity_memories",
+    "entity_merge",
+    "entity_rename",
+    "facts_for_memories",
+    "facts_query",
+    "facts_write",
+    "known_people",
+    "name_key",
+    "normalise",
+    "people_named",
+    "speakers",
+    "stated_entities",
+    "without_names",
+]

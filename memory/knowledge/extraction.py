@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from memory.knowledge.people import is_role_name
 from memory.knowledge.rules import MAX_NAME_CHARS, normalise, rule_mentions, text_keys
 from memory.models import Entity, MemoryEntity
-from memory.providers.llm import LLMConfig, LLMError, LLMTimeoutError, chat_json, llm_config
+from memory.providers import LLMConfig, LLMError, LLMTimeoutError, chat_json, llm_config
 from palace.errors import InvalidInput
 from palace.models import Palace
 

@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from memory.knowledge.rules import normalise
 from memory.models import Entity, Fact, MemoryEntity
-from memory.text.cleaning import scrub_inbound_text
+from memory.text import scrub_inbound_text
 from palace.actors import Actor
 from palace.errors import InvalidInput, NotFound
 from palace.models import Palace

@@ -18,7 +18,7 @@ from django.db.models import Q
 
 from memory.knowledge.rules import name_key
 from memory.models import Entity, Fact, MemoryEntity
-from memory.text.cleaning import clean_line
+from memory.text import clean_line
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound
 from palace.oplog import oplog_write

@@ -13,14 +13,12 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from memory.knowledge.extraction import entities_extract, entities_link
+from memory.knowledge import entities_extract, entities_link
 from memory.lifecycle.edges import edges_close_open
 from memory.models import Memory
-from memory.save.derived_texts import derived_texts, embed_texts
-from memory.save.input import SaveItem, check_source, prepare_item
-from memory.save.pipeline import create_memory
-from memory.selectors.memories import memory_successor_id
-from memory.text.cleaning import clean_line
+from memory.save import SaveItem, check_source, create_memory, derive_texts, embed_texts, prepare_item
+from memory.selectors import memory_successor_id
+from memory.text import clean_line
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound
 from palace.kinds import KindName
@@ -108,7 +106,7 @@ def memory_update(
     p = prepare_item(item, now=now)
     if p.low_entropy:
         raise InvalidInput("the correction carries no information (too short or only an acknowledgement)")
-    search_text, embedding_text = derived_texts(p, "")
+    search_text, embedding_text = derive_texts(p, "")
     vectors, degraded = embed_texts([embedding_text])
     extraction = entities_extract(palace=current.palace, text=p.content, speaker=p.speaker)
     with transaction.atomic():

@@ -20,7 +20,7 @@ from django.utils import timezone
 from memory.lifecycle.corrections import memory_forget, memory_lock, memory_update
 from memory.lifecycle.edges import edges_close_open
 from memory.models import Edge, Memory
-from memory.text.cleaning import clean_line
+from memory.text import clean_line
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound
 from palace.oplog import oplog_write

@@ -14,9 +14,8 @@ from django.utils import timezone
 
 from memory.lifecycle.corrections import memory_lock
 from memory.models import Edge, Memory
-from memory.save.input import Prepared, check_source
-from memory.save.pipeline import create_memory
-from memory.text.cleaning import clean_line
+from memory.save import Prepared, check_source, create_memory
+from memory.text import clean_line
 from palace.actors import Actor
 from palace.errors import Conflict
 from palace.oplog import oplog_write

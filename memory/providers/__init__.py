@@ -1,0 +1,43 @@
+"""What leaves the process: the embedder (in-process multilingual-e5-small, or an OpenAI-compatible endpoint;
+embeddings.py) and the chat model every optional LLM use goes through (llm.py, configured per use by llm_config)."""
+
+from __future__ import annotations
+
+from memory.providers.embeddings import (
+    Embedder,
+    EmbedderUnavailable,
+    configure_openmp,
+    embed_passages,
+    embed_query,
+    embed_query_soon,
+    embedder_loaded_at,
+    embedder_model_name,
+    embedder_probe,
+    embedder_status,
+    get_embedder,
+    reset_after_fork,
+    set_embedder,
+)
+from memory.providers.llm import LLMConfig, LLMError, LLMSchemaError, LLMTimeoutError, chat_json, llm_config
+
+__all__ = [
+    "Embedder",
+    "EmbedderUnavailable",
+    "LLMConfig",
+    "LLMError",
+    "LLMSchemaError",
+    "LLMTimeoutError",
+    "chat_json",
+    "configure_openmp",
+    "embed_passages",
+    "embed_query",
+    "embed_query_soon",
+    "embedder_loaded_at",
+    "embedder_model_name",
+    "embedder_probe",
+    "embedder_status",
+    "get_embedder",
+    "llm_config",
+    "reset_after_fork",
+    "set_embedder",
+]

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 from django.conf import settings
 
-from memory.text.textproc import chunk_text
+from memory.text import chunk_text
 
 log = logging.getLogger(__name__)
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from memory.providers.embeddings import EmbedderUnavailable, embed_passages
+from memory.providers import EmbedderUnavailable, embed_passages
 from memory.save.input import Prepared
-from memory.text.searchtext import build_embedding_text, build_search_text
+from memory.text import build_embedding_text, build_search_text
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +24,7 @@ def embed_texts(texts: list[str]) -> tuple[list[list[float] | None], list[str]]:
     return [v.tolist() for v in vectors], []
 
 
-def derived_texts(p: Prepared, context: str) -> tuple[str, str]:
+def derive_texts(p: Prepared, context: str) -> tuple[str, str]:
     """The full-text search text and the embedding text of a prepared item (`context`: the previous turn)."""
     args: dict[str, Any] = {
         "content": p.content,

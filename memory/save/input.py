@@ -12,12 +12,9 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from memory.knowledge.extraction import Mention, stated_entities
+from memory.knowledge import Mention, stated_entities
 from memory.models import Memory
-from memory.text.cleaning import clean_line
-from memory.text.protocol_tags import strip_protocol_tags
-from memory.text.redaction import redact
-from memory.text.textproc import is_low_entropy
+from memory.text import clean_line, is_low_entropy, redact, strip_protocol_tags
 from palace.errors import InvalidInput
 from palace.kinds import KINDS, KindName
 

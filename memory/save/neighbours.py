@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.db import connection
 
-from memory.judge.dispositions import Neighbour
+from memory.judge import Neighbour
 from memory.models import HALF_DISTANCE, vector_literal
 from palace.models import Palace
 

@@ -20,11 +20,11 @@ from django.utils import timezone
 
 from memory.judge import dispositions
 from memory.judge import rulings as judge
-from memory.knowledge.extraction import Extraction, Linked, entities_extract, entities_link
+from memory.knowledge import Extraction, Linked, entities_extract, entities_link
 from memory.models import Edge, Memory
-from memory.providers.embeddings import embedder_model_name
+from memory.providers import embedder_model_name
 from memory.save import tombstones
-from memory.save.derived_texts import derived_texts, embed_texts
+from memory.save.derived_texts import derive_texts, embed_texts
 from memory.save.importance import importance_for
 from memory.save.input import Prepared, SaveItem, check_source, prepare_item
 from memory.save.neighbours import nearest
@@ -390,7 +390,7 @@ def memory_save(
     if p.low_entropy:
         return _drop(p)
     previous = _previous_in_session(palace=palace, source_session=p.source_session)
-    search_text, embedding_text = derived_texts(p, previous.content if previous is not None else "")
+    search_text, embedding_text = derive_texts(p, previous.content if previous is not None else "")
     vectors, degraded = embed_texts([embedding_text])
     return _save_prepared(
         palace=palace,
@@ -453,7 +453,7 @@ def memory_save_batch(
         if p.source_session and p.source_session not in previous_content:
             prev = _previous_in_session(palace=palace, source_session=p.source_session)
             previous_content[p.source_session] = prev.content if prev is not None else ""
-        texts.append(derived_texts(p, previous_content.get(p.source_session, "")))
+        texts.append(derive_texts(p, previous_content.get(p.source_session, "")))
         if p.source_session:
             previous_content[p.source_session] = p.content
     vectors, degraded = embed_texts([embedding for _, embedding in texts]) if prepared else ([], [])

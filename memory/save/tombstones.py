@@ -19,7 +19,7 @@ from memory.judge import dispositions
 from memory.models import Memory
 from memory.save.input import Prepared
 from memory.save.neighbours import nearest
-from memory.text.textproc import truncate_to_chars
+from memory.text import truncate_to_chars
 from palace.actors import Actor
 from palace.models import Palace
 from palace.oplog import oplog_write

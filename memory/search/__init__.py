@@ -1,0 +1,52 @@
+"""Retrieval: the one search behind every door (search.py), what it is asked and answers (results.py), its
+arms (arms.py), ranking (rank.py), query rewriting (rewrite.py), the overview on a miss (overview.py), the evidence
+batches an assessment cites (evidence.py), and the walks over edges and along the tour (walks.py)."""
+
+from __future__ import annotations
+
+from memory.search.arms import word_statistics_clear
+from memory.search.evidence import Verdict, evidence_assess, qualify_ref
+from memory.search.overview import Overview, palace_overview
+from memory.search.results import MAX_LIMIT, MAX_QUERY_CHARS, Hit, SearchRequest, SearchResult
+from memory.search.search import memory_search
+from memory.search.walks import (
+    MAX_HOPS,
+    TOUR_MAX_STOPS,
+    TOUR_MIN_STOPS,
+    TOUR_PAGE_MAX,
+    EdgeNeighbour,
+    Stretch,
+    Tour,
+    current_by_slot,
+    edge_neighbours,
+    tour_fixed,
+    tour_stretch,
+    tour_thematic,
+)
+
+__all__ = [
+    "MAX_HOPS",
+    "MAX_LIMIT",
+    "MAX_QUERY_CHARS",
+    "TOUR_MAX_STOPS",
+    "TOUR_MIN_STOPS",
+    "TOUR_PAGE_MAX",
+    "EdgeNeighbour",
+    "Hit",
+    "Overview",
+    "SearchRequest",
+    "SearchResult",
+    "Stretch",
+    "Tour",
+    "Verdict",
+    "current_by_slot",
+    "edge_neighbours",
+    "evidence_assess",
+    "memory_search",
+    "palace_overview",
+    "qualify_ref",
+    "tour_fixed",
+    "tour_stretch",
+    "tour_thematic",
+    "word_statistics_clear",
+]

@@ -18,7 +18,7 @@ from typing import Any
 from django.db import connection
 
 from memory.models import HALF_DISTANCE, vector_literal
-from memory.text.searchtext import query_lexemes_sql, query_text
+from memory.text import query_lexemes_sql, query_text
 
 ARM_DEPTH = 100  # candidates each arm contributes to the fusion
 HNSW_EF_SEARCH = 100
@@ -228,6 +228,13 @@ def lexical_plan(query: str) -> LexicalPlan:
 # Whether a word is common in a set of palaces: (sorted palace ids, lexeme, threshold) -> (answer, expiry).
 _scope_common_cache: dict[tuple[tuple[int, ...], str, int], tuple[bool, float]] = {}
 SCOPE_COMMON_CACHE_SIZE = 20_000
+
+
+def word_statistics_clear() -> None:
+    """Forget the cached word statistics (both caches above), so the next search counts afresh: after a bulk load or
+    a bulk delete, which they would otherwise describe for up to LEXEME_STATS_TTL."""
+    _lexeme_stats_cache.clear()
+    _scope_common_cache.clear()
 
 
 def common_in_scope(*, plan: LexicalPlan, palaces: list[int]) -> list[str]:

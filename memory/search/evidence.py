@@ -33,10 +33,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from memory.lifecycle.corrections import memory_reinforce_cited
+from memory.lifecycle import memory_reinforce_cited
 from memory.models import SearchBatch
 from memory.search.search import BATCH_KEEP
-from memory.text.cleaning import clean_inbound_text, scrub_inbound_text
+from memory.text import clean_inbound_text, scrub_inbound_text
 from palace.errors import Conflict, InvalidInput, NotFound, Throttled
 from palace.models import OpLog, Palace
 from palace.oplog import oplog_write

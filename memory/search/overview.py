@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from memory.models import Memory
-from memory.selectors.rooms import KindRooms, room_directory_head
+from memory.selectors import KindRooms, room_directory_head
 from palace.models import Palace
 
 __all__ = ["OVERVIEW_LABEL", "Overview", "OverviewEntry", "palace_overview"]

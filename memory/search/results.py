@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from memory.knowledge.extraction import EntityTag
-from memory.knowledge.facts import FactView
+from memory.knowledge import EntityTag, FactView
 from memory.models import Memory
 from memory.search.rank import Candidate
 from palace.errors import InvalidInput

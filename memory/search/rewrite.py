@@ -23,7 +23,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from memory.providers.llm import LLMConfig, LLMError, LLMSchemaError, LLMTimeoutError, chat_json, llm_config
+from memory.providers import LLMConfig, LLMError, LLMSchemaError, LLMTimeoutError, chat_json, llm_config
 from memory.search.rank import Candidate
 from memory.search.results import Retrieved
 

@@ -42,11 +42,17 @@ from typing import TYPE_CHECKING, Any
 from django.db import connection
 from django.utils import timezone
 
-from memory.knowledge.extraction import entities_for_memories, entity_cues
-from memory.knowledge.facts import facts_for_memories
-from memory.knowledge.people import known_people, people_named, speakers, without_names
+from memory.knowledge import (
+    entities_for_memories,
+    entity_cues,
+    facts_for_memories,
+    known_people,
+    people_named,
+    speakers,
+    without_names,
+)
 from memory.models import Memory
-from memory.providers.embeddings import EmbedderUnavailable, embed_query_soon, embedder_model_name
+from memory.providers import EmbedderUnavailable, embed_query_soon, embedder_model_name
 from memory.search.arms import common_in_scope, expand, filter_sql, lexical_arm, lexical_plan, semantic_arm
 from memory.search.overview import palace_overview
 from memory.search.rank import Candidate, apply_floor, floor_for, pool, rank

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from django.db.models import Case, Count, Exists, F, IntegerField, OuterRef, QuerySet, Subquery, Value, When
 
 from memory.models import Edge, Memory
-from memory.selectors.memories import HEAVY
+from memory.selectors import HEAVY
 from palace.errors import InvalidInput
 from palace.models import Palace, Slot, TourStop
 from palace.structure import tour_route
@@ -42,7 +42,7 @@ STRETCH_STOPS = 7  # today's stretch of the route (the panel's Today)
 
 
 @dataclass
-class Neighbour:
+class EdgeNeighbour:
     memory: Memory
     hops: int
     via: str  # the edge kind that reached it, e.g. "supports"
@@ -50,7 +50,7 @@ class Neighbour:
     from_id: int
 
 
-def neighbours(*, memory: Memory, hops: int = 1, limit: int = NEIGHBOUR_LIMIT) -> list[Neighbour]:
+def edge_neighbours(*, memory: Memory, hops: int = 1, limit: int = NEIGHBOUR_LIMIT) -> list[EdgeNeighbour]:
     """Memories within `hops` (1–3) edges of `memory`, breadth first, nearest first, forgotten ones left out.
 
     Dismissed contradiction edges are not relations and are not walked.
@@ -89,7 +89,7 @@ def neighbours(*, memory: Memory, hops: int = 1, limit: int = NEIGHBOUR_LIMIT) -
     found = {m.pk: m for m in rows.select_related("slot__room")}
     ordered = sorted((pk for pk in seen if pk in found), key=lambda pk: (seen[pk][0], pk))[:limit]
     return [
-        Neighbour(memory=found[pk], hops=seen[pk][0], via=seen[pk][1], direction=seen[pk][2], from_id=seen[pk][3])
+        EdgeNeighbour(memory=found[pk], hops=seen[pk][0], via=seen[pk][1], direction=seen[pk][2], from_id=seen[pk][3])
         for pk in ordered
     ]
 

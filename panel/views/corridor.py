@@ -9,12 +9,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
-from memory.search.results import SearchRequest
-from memory.search.search import memory_search
-from memory.search.walks import MAX_HOPS
-from memory.search.walks import neighbours as walk_neighbours
-from memory.selectors.memories import memory_get, room_memories
-from memory.selectors.rooms import room_directory_page, room_graph
+from memory.search import MAX_HOPS, SearchRequest, edge_neighbours, memory_search
+from memory.selectors import memory_get, room_directory_page, room_graph, room_memories
 from palace.errors import InvalidInput
 from palace.selectors import palace_get
 from palace.structure import room_visible
@@ -72,7 +68,7 @@ def room(request: HttpRequest, room_id: int) -> HttpResponse:
 def neighbours(request: HttpRequest, memory_id: int) -> HttpResponse:
     memory = memory_get(user=request.user, memory_id=memory_id)
     hops = min(max(int_or_none(request.GET.get("hops")) or 1, 1), MAX_HOPS)
-    context = {"m": memory, "hops": hops, "near": walk_neighbours(memory=memory, hops=hops)}
+    context = {"m": memory, "hops": hops, "near": edge_neighbours(memory=memory, hops=hops)}
     return page(request, "panel/neighbours.html", context, scope=scope_for(request), nav="corridor", partial="near")
 
 

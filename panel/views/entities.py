@@ -16,8 +16,15 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from memory.knowledge.selectors import entity_get, entity_kinds, entity_list, entity_memories
-from memory.knowledge.services import entity_aliases_edit, entity_merge, entity_rename
+from memory.knowledge import (
+    entity_aliases_edit,
+    entity_get,
+    entity_kinds,
+    entity_list,
+    entity_memories,
+    entity_merge,
+    entity_rename,
+)
 from memory.models import Entity
 from palace.errors import AtriumError, InvalidInput, NotFound
 from palace.selectors import WRITE_ROLES, role_in

@@ -14,7 +14,7 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
-from memory.knowledge.facts import facts_query
+from memory.knowledge import facts_query
 from palace.errors import InvalidInput
 from palace.selectors import palace_ids_readable
 from panel.frame import domain_errors

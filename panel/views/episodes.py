@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
-from memory.selectors.memories import episode_groups, episodes_nearby, memory_get
+from memory.selectors import episode_groups, episodes_nearby, memory_get
 from panel.forms import EpisodeFilters, int_or_none
 from panel.frame import domain_errors, page
 from panel.scope import scope_for

@@ -12,11 +12,17 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from memory.jobs.distill import distill_proposal_apply, distill_proposal_reject
-from memory.judge.config import FALLBACK_REASONS, judge_settings_public, judge_settings_update, judge_test_connection
-from memory.judge.selectors import adjudications_recent, contradictions_open
+from memory.jobs import distill_proposal_apply, distill_proposal_reject
+from memory.judge import (
+    FALLBACK_REASONS,
+    adjudications_recent,
+    contradictions_open,
+    judge_settings_public,
+    judge_settings_update,
+    judge_test_connection,
+)
 from memory.models import DEFAULT_TIMEOUT_MS
-from memory.selectors.memories import distill_proposals_pending
+from memory.selectors import distill_proposals_pending
 from panel.forms import int_or_none
 from panel.frame import actor_of, domain_errors, is_partial, page
 from panel.scope import scope_for

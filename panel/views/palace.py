@@ -13,14 +13,12 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from memory.jobs.distill import distill_revert
-from memory.judge.selectors import adjudication_why, adjudications_for_edges
+from memory.jobs import distill_revert
+from memory.judge import adjudication_why, adjudications_for_edges
 from memory.lifecycle import corrections as services
-from memory.lifecycle import versions
-from memory.lifecycle.resolve import edge_resolve
+from memory.lifecycle import edge_resolve, versions
 from memory.models import Edge, Memory
-from memory.search.results import SearchRequest
-from memory.search.search import memory_search
+from memory.search import SearchRequest, memory_search
 from memory.selectors import memories
 from palace import selectors
 from palace.errors import InvalidInput

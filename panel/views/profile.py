@@ -20,8 +20,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from memory.context import curated_profile as curated
-from memory.context.curated_profile import DiffLine
+from memory.context import DiffLine, curated_checkout, curated_diff, curated_edit, curated_get, curated_history
 from palace.errors import Conflict, InvalidInput
 from palace.models import Palace
 from palace.selectors import WRITE_ROLES, palace_get, role_in
@@ -49,14 +48,14 @@ def _int(value: str | None) -> int | None:
 def card_context(request: HttpRequest, palace: Palace, *, diff: int | None = None, **extra: Any) -> dict[str, Any]:
     """Everything the card shows for one palace: current text, history, a diff (version `diff` against the one
     before it; by default the current against the previous), and whether the viewer may edit."""
-    history = curated.curated_history(palace_id=palace.pk, limit=HISTORY_SHOWN)
+    history = curated_history(palace_id=palace.pk, limit=HISTORY_SHOWN)
     current = history[0] if history else None
     by_version = {v.version: v for v in history}
     shown = diff if diff in by_version else (current.version if current is not None else None)
     diff_lines: list[DiffLine] = []
     if shown is not None and shown > 1:
-        before = by_version.get(shown - 1) or curated.curated_get(palace_id=palace.pk, version=shown - 1)
-        diff_lines = curated.curated_diff(old=before.content, new=by_version[shown].content)
+        before = by_version.get(shown - 1) or curated_get(palace_id=palace.pk, version=shown - 1)
+        diff_lines = curated_diff(old=before.content, new=by_version[shown].content)
     return {
         "pv": palace,
         "current": current,
@@ -96,7 +95,7 @@ def profile_edit(request: HttpRequest, palace_id: int) -> HttpResponse:
     if expected is None:
         raise InvalidInput(_("The form lost its version; reload the page."))
     try:
-        row = curated.curated_edit(palace=palace, actor=actor_of(request), content=content, expected_version=expected)
+        row = curated_edit(palace=palace, actor=actor_of(request), content=content, expected_version=expected)
     except Conflict as exc:
         now = exc.detail.get("version", "?")
         message = _(
@@ -119,9 +118,7 @@ def profile_rollback(request: HttpRequest, palace_id: int) -> HttpResponse:
         raise InvalidInput(_("Choose a version to roll back to."))
     expected = _int(request.POST.get("expected_version"))
     try:
-        row = curated.curated_checkout(
-            palace=palace, actor=actor_of(request), version=version, expected_version=expected
-        )
+        row = curated_checkout(palace=palace, actor=actor_of(request), version=version, expected_version=expected)
     except Conflict as exc:
         return _card(request, palace, status=409, conflict=exc.message)
     if not is_partial(request):

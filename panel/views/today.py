@@ -15,10 +15,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from memory.search.walks import tour_stretch
-from memory.selectors.memories import memory_get
-from memory.selectors.refurb import RefurbList, refurb_list
-from memory.selectors.rooms import room_directory_head
+from memory.search import tour_stretch
+from memory.selectors import RefurbList, memory_get, refurb_list, room_directory_head
 from palace.errors import InvalidInput
 from palace.models import Palace
 from palace.selectors import oplog_last_id

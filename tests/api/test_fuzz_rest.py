@@ -24,7 +24,7 @@ from schemathesis import Case
 from schemathesis.config import SchemathesisConfig
 from schemathesis.specs.openapi import checks
 
-from memory.save.pipeline import memory_save
+from memory.save import memory_save
 from palace.actors import Actor
 from palace.models import Palace
 from tests.conftest import PROJECT_ORIGIN

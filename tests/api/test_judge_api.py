@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 
 from memory.models import Edge, Memory
-from memory.save.pipeline import memory_save
+from memory.save import memory_save
 from palace.actors import Actor
 from palace.models import OpLog, Palace
 from tests.fakes.openai_server import FakeOpenAI, chat_json

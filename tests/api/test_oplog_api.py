@@ -10,8 +10,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from memory.lifecycle.corrections import memory_forget
-from memory.save.pipeline import memory_save
+from memory.lifecycle import memory_forget
+from memory.save import memory_save
 from palace.actors import Actor
 from palace.models import OpLog, Palace
 

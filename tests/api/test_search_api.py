@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from memory.models import AccessRecord, Memory, SearchBatch
-from memory.providers.embeddings import embed_passages
-from memory.text.searchtext import build_embedding_text, build_search_text
+from memory.providers import embed_passages
+from memory.text import build_embedding_text, build_search_text
 from palace.actors import Actor
 from palace.models import Palace
 from palace.slots import slot_assign

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from memory.models import Edge, Memory
-from memory.providers.embeddings import embed_passages
+from memory.providers import embed_passages
 from memory.testing import make_memory
 from palace.models import OpLog, Palace, Room
 

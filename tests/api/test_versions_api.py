@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from memory.jobs.distill import distill_proposals_store, distill_run
+from memory.jobs import distill_proposals_store, distill_run
 from memory.models import DistillProposal, Memory
 from memory.testing import make_memory, topic_vectors
 from palace.models import OpLog, Palace

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from memory.save.pipeline import SaveResult, memory_save
+from memory.save import SaveResult, memory_save
 from palace.actors import Actor
 from palace.models import Palace
 

@@ -13,7 +13,7 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 
 from memory.models import Memory
-from memory.save.pipeline import SaveResult
+from memory.save import SaveResult
 from palace.models import OpLog
 
 URL = "/admin/memory/memory/"

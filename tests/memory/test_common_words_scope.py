@@ -8,8 +8,7 @@ from typing import Any
 from django.db import connection
 
 import memory.search.arms as search_module
-from memory.search.results import SearchRequest
-from memory.search.search import memory_search
+from memory.search import SearchRequest, memory_search
 from palace.models import Palace
 from tests.memory.test_search import remember
 

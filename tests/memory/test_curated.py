@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from memory.context import curated_profile as curated
-from memory.context.curated_profile import (
+from memory.context import (
     MAX_PROFILE_CHARS,
     curated_block,
     curated_checkout,
@@ -18,8 +17,9 @@ from memory.context.curated_profile import (
     curated_edit,
     curated_history,
     curated_text,
+    standing_profile_build,
 )
-from memory.context.standing_profile import standing_profile_build
+from memory.context import curated_profile as curated
 from memory.models import ProfileVersion
 from memory.testing import make_memory
 from palace.actors import Actor

@@ -12,13 +12,12 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
+from memory.knowledge import entities_for_memories, entity_cues, normalise, stated_entities
 from memory.knowledge import extraction as entities
-from memory.knowledge.extraction import entities_for_memories, entity_cues, normalise, stated_entities
 from memory.knowledge.rules import rule_mentions, text_keys
 from memory.models import Entity, Memory, MemoryEntity
-from memory.save.pipeline import SaveResult, memory_save
-from memory.search.results import SearchRequest
-from memory.search.search import memory_search
+from memory.save import SaveResult, memory_save
+from memory.search import SearchRequest, memory_search
 from palace import rls
 from palace.actors import Actor
 from palace.errors import InvalidInput
@@ -224,7 +223,7 @@ def test_a_restatement_links_its_entities_to_the_existing_memory(save: Save) -> 
 
 
 def test_a_correction_links_the_new_version(save: Save, alice_actor: Actor) -> None:
-    from memory.lifecycle.corrections import memory_update
+    from memory.lifecycle import memory_update
 
     first = save("The standup is with Caroline at nine.")
     assert first.memory is not None

@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from memory.knowledge.rules import name_key
-from memory.knowledge.services import entity_aliases_edit, entity_merge, entity_rename
+from memory.knowledge import entity_aliases_edit, entity_merge, entity_rename, name_key
 from memory.models import Entity, Fact, MemoryEntity
 from memory.testing import make_memory
 from palace.actors import Actor

@@ -14,13 +14,12 @@ import time_machine
 from django.core.management import call_command
 from django.test import override_settings
 
-from memory.jobs.decay import decay_run
-from memory.lifecycle.corrections import memory_forget, memory_report, memory_restore
+from memory.jobs import decay_run
+from memory.lifecycle import memory_forget, memory_report, memory_restore
 from memory.models import Memory, SearchBatch
-from memory.save.importance import importance_for
-from memory.save.pipeline import SaveResult
+from memory.save import SaveResult, importance_for
+from memory.search import evidence_assess
 from memory.search.arms import Row
-from memory.search.evidence import evidence_assess
 from memory.search.rank import Candidate, rank
 from memory.testing import T0, make_memory
 from palace.actors import Actor

@@ -11,16 +11,16 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory.context.bootstrap import RecentItem, bootstrap_build, bootstrap_render
-from memory.context.curated_profile import curated_edit
-from memory.context.handoff import (
+from memory.context import (
     MAX_ITEMS,
     HandoffInput,
+    curated_edit,
     handoff_checkout,
     handoff_current,
     handoff_history,
     handoff_save,
 )
+from memory.context.bootstrap import RecentItem, bootstrap_build, bootstrap_render
 from memory.models import HandoffVersion
 from memory.testing import make_memory
 from memory.text.wrapping import CLOSE_TAG, OPEN_TAG

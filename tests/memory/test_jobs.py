@@ -19,13 +19,12 @@ from django.test import override_settings
 from django_celery_beat.models import PeriodicTask
 
 from memory import tasks
-from memory.jobs.decay import decay_run
+from memory.jobs import decay_run, embeddings_backfill
 from memory.jobs.distill import distill_clusters, distill_rules, distill_run
-from memory.jobs.embeddings_backfill import embeddings_backfill
-from memory.lifecycle.corrections import memory_restore
+from memory.lifecycle import memory_restore
 from memory.models import Edge, Memory
-from memory.providers.llm import LLMConfig
-from memory.save.pipeline import memory_save
+from memory.providers import LLMConfig
+from memory.save import memory_save
 from memory.testing import T0, make_memory, topic_vectors
 from ops.health import health_report
 from palace.actors import Actor
@@ -170,11 +169,11 @@ def test_backfill_never_overwrites_a_vector_written_meanwhile(palace: Palace) ->
 
     def racing_embed(texts: list[str]) -> Any:
         original.update(embedding=[1.0] + [0.0] * 383, embedding_model="someone-else")
-        from memory.providers.embeddings import embed_passages
+        from memory.providers import embed_passages
 
         return embed_passages(texts)
 
-    with mock.patch("memory.jobs.embeddings_backfill.embed_passages", side_effect=racing_embed):
+    with mock.patch("memory.jobs.backfill.embed_passages", side_effect=racing_embed):
         result = embeddings_backfill()
     assert result.embedded == 0
     row.refresh_from_db()

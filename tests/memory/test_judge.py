@@ -8,12 +8,18 @@ from typing import Any
 
 import pytest
 
-from memory.judge.config import judge_config, judge_settings_public, judge_settings_update, judge_test_connection
-from memory.judge.dispositions import Disposition, Neighbour
+from memory.judge import (
+    Disposition,
+    Neighbour,
+    judge_config,
+    judge_settings_public,
+    judge_settings_update,
+    judge_test_connection,
+)
 from memory.judge.prompt import JudgeReply
 from memory.judge.rulings import Judged, Ruling, adjudications_record
 from memory.models import Adjudication, Edge, JudgeSettings, Memory
-from memory.save.pipeline import SaveResult
+from memory.save import SaveResult
 from palace.actors import Actor
 from palace.errors import InvalidInput, PermissionDenied
 from palace.models import OpLog, Palace

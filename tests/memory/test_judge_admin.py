@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from memory.judge.config import judge_config
+from memory.judge import judge_config
 from memory.models import JudgeSettings
 from palace.models import OpLog
 

@@ -12,10 +12,8 @@ import pytest
 from django.test import override_settings
 
 from memory.models import Edge, Memory
-from memory.providers.embeddings import configure_openmp, set_embedder
-from memory.save import pipeline
-from memory.save.input import SaveItem
-from memory.save.pipeline import SaveResult, memory_save, memory_save_batch
+from memory.providers import configure_openmp, set_embedder
+from memory.save import SaveItem, SaveResult, memory_save, memory_save_batch, pipeline
 from palace.actors import Actor
 from palace.errors import InvalidInput
 from palace.models import OpLog, Palace, Slot
@@ -416,7 +414,7 @@ def test_openmp_defaults_fill_in_only_what_the_operator_left_unset(monkeypatch: 
 
 
 def test_a_repeated_query_is_embedded_once_per_embedder() -> None:
-    from memory.providers.embeddings import embed_query
+    from memory.providers import embed_query
 
     class Counting:
         name = "counting"

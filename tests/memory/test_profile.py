@@ -15,7 +15,7 @@ from memory.context.standing_profile import (
     standing_profile_render,
 )
 from memory.models import Memory
-from memory.text.textproc import estimate_tokens
+from memory.text import estimate_tokens
 from memory.text.wrapping import CLOSE_TAG, OPEN_TAG, USAGE_WARNING
 from palace.actors import Actor
 from palace.slots import slot_assign

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.text.cleaning import clean_inbound_text, scrub_inbound_text
-from memory.text.protocol_tags import strip_protocol_tags
-from memory.text.redaction import redact
+from memory.text import clean_inbound_text, redact, scrub_inbound_text, strip_protocol_tags
 
 CYRILLIC_A = "\u0430"  # а
 CYRILLIC_E = "\u0435"  # е

@@ -7,8 +7,7 @@ import re
 
 import pytest
 
-from memory.text.protocol_tags import PROTOCOL_TAG_NAMES, strip_protocol_tags
-from memory.text.redaction import REDACTION_TYPES, RedactionResult, redact
+from memory.text import PROTOCOL_TAG_NAMES, REDACTION_TYPES, RedactionResult, redact, strip_protocol_tags
 
 OPENAI_KEY = "sk-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0U1v2W3x4"
 OPENAI_PROJECT_KEY = "sk-proj-" + "Zx9_Yw8-Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe9Dc8Ba7" * 2

@@ -16,9 +16,7 @@ from typing import Any
 
 import pytest
 
-from memory.text import protocol_tags, redaction
-from memory.text.protocol_tags import strip_protocol_tags
-from memory.text.redaction import redact
+from memory.text import protocol_tags, redact, redaction, strip_protocol_tags
 
 
 class CountingPattern:

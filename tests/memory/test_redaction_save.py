@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from memory.models import Memory
-from memory.save.pipeline import SaveResult
+from memory.save import SaveResult
 from palace.models import OpLog
 
 Save = Callable[..., SaveResult]

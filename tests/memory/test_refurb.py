@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from memory.models import Memory
-from memory.selectors.refurb import refurb_list
+from memory.selectors import refurb_list
 from memory.testing import make_memory
 from palace.models import Palace
 from palace.placards import placard_score

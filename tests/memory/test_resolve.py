@@ -7,11 +7,10 @@ from typing import Any
 
 import pytest
 
-from memory.lifecycle.corrections import memory_forget, memory_update
-from memory.lifecycle.resolve import edge_resolve
+from memory.lifecycle import edge_resolve, memory_forget, memory_update
 from memory.models import Edge, Memory
-from memory.save.pipeline import SaveResult
-from memory.selectors.stats import memory_stats
+from memory.save import SaveResult
+from memory.selectors import memory_stats
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from palace.models import OpLog, Palace

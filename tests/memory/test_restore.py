@@ -13,10 +13,10 @@ import time_machine
 from django.contrib.auth.models import Permission
 
 from memory.audit import revert as restore
-from memory.jobs.distill import distill_run
-from memory.lifecycle.corrections import memory_forget, memory_report, memory_restore, memory_update
+from memory.jobs import distill_run
+from memory.lifecycle import memory_forget, memory_report, memory_restore, memory_update
 from memory.models import Memory
-from memory.save.pipeline import SaveResult
+from memory.save import SaveResult
 from memory.testing import make_memory, topic_vectors
 from palace.actors import Actor
 from palace.errors import InvalidInput, PermissionDenied

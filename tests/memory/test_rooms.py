@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from memory.selectors.rooms import room_directory, room_directory_head, room_directory_page
+from memory.selectors import room_directory, room_directory_head, room_directory_page
 from memory.testing import make_memory
 from palace.models import Palace
 

@@ -14,10 +14,9 @@ import numpy as np
 import pytest
 
 from memory.models import AccessRecord, Edge, Memory, SearchBatch
-from memory.providers.embeddings import EmbedderUnavailable, embed_passages
-from memory.search.results import SearchRequest
-from memory.search.search import memory_search
-from memory.text.searchtext import build_embedding_text, build_search_text
+from memory.providers import EmbedderUnavailable, embed_passages
+from memory.search import SearchRequest, memory_search
+from memory.text import build_embedding_text, build_search_text
 from palace.actors import Actor
 from palace.errors import InvalidInput, NotFound
 from palace.models import OpLog, Palace
@@ -606,7 +605,7 @@ def test_a_question_naming_one_person_favours_what_that_person_said(alice: Any, 
 
 
 def test_known_people_are_stripped_from_the_query_for_the_vector_arm() -> None:
-    from memory.knowledge.people import without_names
+    from memory.knowledge import without_names
 
     assert without_names("What did Caroline's sister paint?", ["Caroline"]) == "What did sister paint?"
     assert without_names("When did Jon and Gina meet?", ["Gina", "Jon"]) == "When did and meet?"
@@ -674,7 +673,7 @@ def test_the_query_embeds_on_a_worker_thread_while_the_lexical_arm_runs(alice: A
 
 
 def test_a_failing_embedder_fails_the_soon_vector_like_the_plain_one(embedder_down: None) -> None:
-    from memory.providers.embeddings import embed_query_soon
+    from memory.providers import embed_query_soon
 
     with pytest.raises(EmbedderUnavailable):
         embed_query_soon("anything").result(timeout=30)

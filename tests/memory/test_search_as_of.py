@@ -12,11 +12,10 @@ from typing import Any
 
 import time_machine
 
-from memory.knowledge.facts import facts_write
-from memory.lifecycle.corrections import memory_forget, memory_update
+from memory.knowledge import facts_write
+from memory.lifecycle import memory_forget, memory_update
 from memory.models import Entity, Memory, MemoryEntity
-from memory.search.results import SearchRequest
-from memory.search.search import memory_search
+from memory.search import SearchRequest, memory_search
 from palace.actors import Actor
 from palace.models import Palace
 

@@ -11,9 +11,8 @@ from typing import Any
 import pytest
 
 from memory.models import AccessRecord, Memory, SearchBatch
+from memory.search import SearchRequest, memory_search
 from memory.search.overview import OVERVIEW_LABEL
-from memory.search.results import SearchRequest
-from memory.search.search import memory_search
 from palace.errors import InvalidInput
 from palace.models import Palace
 

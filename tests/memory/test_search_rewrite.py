@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from memory.search.results import SearchRequest
-from memory.search.search import memory_search
+from memory.search import SearchRequest, memory_search
 from tests.fakes.openai_server import CHAT_PATH, FakeOpenAI, chat_content, chat_json, http_error, raw_body, slow
 
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from memory.lifecycle.corrections import memory_forget, memory_update
+from memory.lifecycle import memory_forget, memory_update
 from memory.models import Edge, Memory
-from memory.save.pipeline import SaveResult
+from memory.save import SaveResult
 from memory.selectors import memories as selectors
 from memory.testing import T0, make_memory
 from palace.actors import Actor

@@ -11,9 +11,9 @@ import pytest
 from django.db import connection
 
 from memory.judge import dispositions
-from memory.lifecycle.corrections import memory_forget, memory_report, memory_restore, memory_update
+from memory.lifecycle import memory_forget, memory_report, memory_restore, memory_update
 from memory.models import Memory
-from memory.save.pipeline import SaveResult
+from memory.save import SaveResult
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from palace.models import OpLog, Palace

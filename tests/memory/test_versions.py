@@ -8,18 +8,17 @@ from typing import Any
 
 import pytest
 
-from memory.jobs.distill import (
+from memory.jobs import (
     distill_proposal_apply,
     distill_proposal_reject,
     distill_proposals_store,
     distill_revert,
     distill_run,
 )
-from memory.lifecycle.corrections import memory_forget, memory_update
-from memory.lifecycle.versions import memory_checkout
+from memory.lifecycle import memory_checkout, memory_forget, memory_update
 from memory.models import DistillProposal, Memory
-from memory.save.pipeline import SaveResult
-from memory.selectors.memories import distill_proposals_pending
+from memory.save import SaveResult
+from memory.selectors import distill_proposals_pending
 from memory.tasks import distill_task
 from memory.testing import make_memory, topic_vectors
 from palace.actors import Actor

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from memory.models import Edge, Memory
-from memory.providers.embeddings import embed_passages
-from memory.search.walks import neighbours, tour_fixed, tour_stretch, tour_thematic
+from memory.providers import embed_passages
+from memory.search import edge_neighbours, tour_fixed, tour_stretch, tour_thematic
 from memory.testing import make_memory
-from memory.text.searchtext import build_embedding_text
+from memory.text import build_embedding_text
 from palace.errors import InvalidInput
 from palace.models import Palace
 
@@ -30,12 +30,12 @@ def test_neighbours_walk_one_to_three_hops_both_directions(palace: Palace) -> No
     edge(c, b, "refines")  # reached from b against the edge direction
     edge(c, d)
     edge(d, e)
-    one = neighbours(memory=a, hops=1)
+    one = edge_neighbours(memory=a, hops=1)
     assert [(n.memory.pk, n.hops, n.via, n.direction) for n in one] == [(b.pk, 1, "supports", "out")]
-    two = neighbours(memory=a, hops=2)
+    two = edge_neighbours(memory=a, hops=2)
     assert [(n.memory.pk, n.hops) for n in two] == [(b.pk, 1), (c.pk, 2)]
     assert two[1].direction == "in" and two[1].from_id == b.pk
-    three = neighbours(memory=a, hops=3)
+    three = edge_neighbours(memory=a, hops=3)
     assert [(n.memory.pk, n.hops) for n in three] == [(b.pk, 1), (c.pk, 2), (d.pk, 3)]
 
 
@@ -45,15 +45,15 @@ def test_neighbours_skip_dismissed_edges_and_forgotten_memories(palace: Palace) 
     edge(a, b, "contradicts", status="dismissed")
     edge(a, c, "contradicts", status="pending")
     edge(a, gone)
-    assert [n.memory.pk for n in neighbours(memory=a, hops=3)] == [c.pk]
+    assert [n.memory.pk for n in edge_neighbours(memory=a, hops=3)] == [c.pk]
 
 
 def test_neighbours_reject_more_than_three_hops(palace: Palace) -> None:
     a = make_memory(palace)
     with pytest.raises(InvalidInput, match="hops"):
-        neighbours(memory=a, hops=4)
+        edge_neighbours(memory=a, hops=4)
     with pytest.raises(InvalidInput, match="hops"):
-        neighbours(memory=a, hops=0)
+        edge_neighbours(memory=a, hops=0)
 
 
 def test_fixed_tour_walks_slots_in_route_order_showing_what_each_holds_now(palace: Palace) -> None:

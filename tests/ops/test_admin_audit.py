@@ -47,7 +47,7 @@ class Walk:
 
 
 def _memory(w: World, text: str = "The deploy key rotates on Mondays") -> Any:
-    from memory.save.pipeline import memory_save
+    from memory.save import memory_save
 
     result = memory_save(palace=w.project, actor=Actor.for_user(w.alice), content=text, kind="fact")
     assert result.memory is not None
@@ -487,7 +487,7 @@ def test_the_admin_acts_as_the_system_under_row_level_security(
 
 
 def memory_in_personal_palace(w: World) -> Any:
-    from memory.save.pipeline import memory_save
+    from memory.save import memory_save
 
     palace = Palace.objects.get(personal_owner=w.alice)
     result = memory_save(palace=palace, actor=Actor.for_user(w.alice), content="Alice keeps notes", kind="fact")

@@ -16,9 +16,9 @@ import time_machine
 from django.contrib.auth.models import Permission
 from django.test import Client
 
-from memory.lifecycle.corrections import memory_forget, memory_report, memory_update
+from memory.lifecycle import memory_forget, memory_report, memory_update
 from memory.models import Memory
-from memory.save.pipeline import memory_save
+from memory.save import memory_save
 from palace.actors import Actor
 from palace.models import OpLog, Palace
 from palace.oplog_classes import before_after, op_class

@@ -12,9 +12,9 @@ from typing import Any
 from django.contrib.auth.models import Permission
 from django.db import connection
 
-from memory.lifecycle.corrections import memory_forget
+from memory.lifecycle import memory_forget
 from memory.models import Memory
-from memory.save.pipeline import memory_save
+from memory.save import memory_save
 from palace.actors import Actor
 from palace.models import OpLog, Palace
 from tests.panel.test_browser import PASSWORD, asgi_server, browser_page, pytestmark, shot  # noqa: F401

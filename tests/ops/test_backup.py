@@ -17,8 +17,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from memory.search.results import SearchRequest
-from memory.search.search import memory_search
+from memory.search import SearchRequest, memory_search
 from ops.backup import MANIFEST, table_counts
 from palace import rls
 from palace.models import OpLog

@@ -203,17 +203,17 @@ def test_eval_on_tiny_facts_gives_the_known_figures() -> None:
 @pytest.mark.django_db
 def test_a_fact_is_saved_as_mcp_saves_it_at_its_session_time(monkeypatch: Any) -> None:
     """Content only, kind fact, the session time as the moment of saving; no speaker, session or turn."""
-    from memory.save import pipeline
+    from memory import save
     from ops import evaluation
 
     calls: list[dict[str, Any]] = []
-    real_save = pipeline.memory_save
+    real_save = save.memory_save
 
     def spy(**kwargs: Any) -> Any:
         calls.append(kwargs)
         return real_save(**kwargs)
 
-    monkeypatch.setattr(pipeline, "memory_save", spy)
+    monkeypatch.setattr(save, "memory_save", spy)  # the face the eval saves through
     evaluation.evaluate_dataset(conversations=load_dataset(TINY_FACTS)[:1], ks=(1,))
 
     assert {frozenset(c) for c in calls} == {frozenset({"palace", "actor", "content", "kind", "source", "now"})}

@@ -12,7 +12,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from memory.models import Memory
-from memory.save.pipeline import memory_save
+from memory.save import memory_save
 from ops.portability import export_document
 from ops.portability_import import import_document
 from palace.actors import Actor

@@ -15,8 +15,7 @@ from django.core import checks
 from django.db import connection, transaction
 
 from memory.models import Edge, Memory
-from memory.search.results import SearchRequest
-from memory.search.search import memory_search
+from memory.search import SearchRequest, memory_search
 from memory.testing import make_memory
 from palace import rls
 from palace.actors import Actor

@@ -10,10 +10,10 @@ import pytest
 from django.db import transaction
 from django.test import override_settings
 
-from memory.jobs.slots_backfill import slots_backfill
-from memory.lifecycle.corrections import memory_forget, memory_update
+from memory.jobs import slots_backfill
+from memory.lifecycle import memory_forget, memory_update
 from memory.models import Memory
-from memory.save.pipeline import memory_save
+from memory.save import memory_save
 from memory.testing import SYSTEM, make_memory
 from palace import slots as slots_module
 from palace.actors import Actor

@@ -20,7 +20,7 @@ from django.db import connection
 from django.utils import timezone
 
 from memory.models import Memory
-from memory.save.pipeline import memory_save
+from memory.save import memory_save
 from palace.actors import Actor
 from palace.models import Palace
 

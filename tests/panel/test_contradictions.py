@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from memory.models import Edge, Memory
-from memory.save.pipeline import memory_save
-from memory.selectors.stats import memory_stats
+from memory.save import memory_save
+from memory.selectors import memory_stats
 from palace.actors import Actor
 from palace.models import OpLog, Palace
 

@@ -11,7 +11,7 @@ import pytest
 import time_machine
 from django.urls import reverse
 
-from memory.knowledge.facts import facts_write
+from memory.knowledge import facts_write
 from palace.actors import Actor
 from palace.models import Palace
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from memory.models import DistillProposal, Edge, JudgeSettings, Memory
-from memory.save.pipeline import memory_save
+from memory.save import memory_save
 from palace.actors import Actor
 from palace.models import Palace
 from tests.fakes.openai_server import FakeOpenAI, chat_json

@@ -10,9 +10,9 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 
-from memory.lifecycle.resolve import edge_resolve
+from memory.lifecycle import edge_resolve
 from memory.models import Edge
-from memory.save.pipeline import memory_save
+from memory.save import memory_save
 from palace.actors import Actor
 from palace.models import Palace
 from tests.panel.test_live import LIVE_TIMEOUT, communicator

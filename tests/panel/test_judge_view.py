@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory.judge.config import judge_config
+from memory.judge import judge_config
 from memory.models import Edge, JudgeSettings
-from memory.save.pipeline import memory_save
+from memory.save import memory_save
 from palace.actors import Actor
 from palace.models import Palace
 from tests.fakes.openai_server import FakeOpenAI, chat_json

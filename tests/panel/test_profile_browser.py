@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db import connection
 
-from memory.context.curated_profile import curated_edit
+from memory.context import curated_edit
 from memory.models import ProfileVersion
 from palace.actors import Actor
 from palace.models import Palace

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory.context.curated_profile import curated_edit
+from memory.context import curated_edit
 from memory.models import ProfileVersion
 from palace.actors import Actor
 from palace.models import OpLog

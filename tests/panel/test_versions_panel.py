@@ -7,10 +7,10 @@ from typing import Any
 
 from django.test import Client
 
-from memory.jobs.distill import distill_run
-from memory.lifecycle.corrections import memory_update
+from memory.jobs import distill_run
+from memory.lifecycle import memory_update
 from memory.models import Memory
-from memory.save.pipeline import memory_save
+from memory.save import memory_save
 from memory.testing import make_memory, topic_vectors
 from palace.actors import Actor
 from palace.models import OpLog, Palace

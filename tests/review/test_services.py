@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from django.test import override_settings
 
-from memory.jobs.decay import decay_run
+from memory.jobs import decay_run
 from memory.models import AccessRecord
-from memory.save.pipeline import memory_save
+from memory.save import memory_save
 from memory.testing import T0, make_memory
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound, PermissionDenied

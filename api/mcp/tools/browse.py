@@ -12,9 +12,8 @@ from api.mcp import mapping, schemas, text
 from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
 from memory.models import Memory
-from memory.search.walks import neighbours as walk_neighbours
-from memory.search.walks import tour_fixed, tour_thematic
-from memory.selectors import memories as memory_selectors
+from memory.search import edge_neighbours, tour_fixed, tour_thematic
+from memory.selectors import memory_get, memory_list
 from review.selectors import memory_overview
 
 # --- memory_timeline -----------------------------------------------------------------------------------------------
@@ -69,7 +68,7 @@ def _timeline(
         ]
         out = schemas.TimelineOut(order="tour", palace=palace.label, rows=rows, total=tour.total)
         return out, text.timeline_tour(out, offset=offset, limit=limit)
-    page = memory_selectors.memory_list(user=call.user, palaces=[palace], kind=kind, cursor=cursor, limit=limit)
+    page = memory_list(user=call.user, palaces=[palace], kind=kind, cursor=cursor, limit=limit)
     rows = [
         schemas.TimelineRow(coordinate=mapping.coordinate_of(m), memory=mapping.memory_row(m, labels))
         for m in page.items
@@ -135,7 +134,7 @@ async def memory_neighbors(
 
 
 def _neighbours(call: ToolCall, *, id: int, hops: int, limit: int) -> tuple[schemas.NeighboursOut, str]:
-    memory = memory_selectors.memory_get(user=call.user, memory_id=id)
+    memory = memory_get(user=call.user, memory_id=id)
     labels = {memory.palace_id: memory.palace.label}
     rows = [
         schemas.NeighbourOut(
@@ -145,7 +144,7 @@ def _neighbours(call: ToolCall, *, id: int, hops: int, limit: int) -> tuple[sche
             from_id=n.from_id,
             memory=mapping.memory_row(n.memory, labels),
         )
-        for n in walk_neighbours(memory=memory, hops=hops, limit=limit)
+        for n in edge_neighbours(memory=memory, hops=hops, limit=limit)
     ]
     out = schemas.NeighboursOut(origin=mapping.memory_row(memory, labels), neighbours=rows)
     return out, text.neighbours(out)
@@ -196,9 +195,7 @@ def _forgotten(
 ) -> tuple[schemas.ForgottenOut, str]:
     palace = call.palace(project)
     labels = {palace.pk: palace.label}
-    page = memory_selectors.memory_list(
-        user=call.user, palaces=[palace], status=Memory.Status.FORGOTTEN, cursor=cursor, limit=limit
-    )
+    page = memory_list(user=call.user, palaces=[palace], status=Memory.Status.FORGOTTEN, cursor=cursor, limit=limit)
     out = schemas.ForgottenOut(
         palace=palace.label, memories=[mapping.memory_row(m, labels) for m in page.items], next_cursor=page.next_cursor
     )

@@ -12,7 +12,7 @@ from api.mcp import mapping, schemas, text
 from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
 from api.schemas import Instant
-from memory.knowledge.facts import MAX_FACTS, facts_query, facts_write
+from memory.knowledge import MAX_FACTS, facts_query, facts_write
 from palace.errors import InvalidInput, NotFound
 from palace.selectors import palace_get, palace_labels
 

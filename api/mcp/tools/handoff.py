@@ -15,10 +15,24 @@ from api.mcp import schemas_profile as sp
 from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
 from api.mcp.schemas import Project
-from memory.context import bootstrap, handoff
-from memory.context import curated_profile as curated
+from memory.context import (
+    BOOTSTRAP_MIN_TOKEN_BUDGET,
+    BOOTSTRAP_TOKEN_BUDGET,
+    MAX_DOING_CHARS,
+    MAX_ITEM_CHARS,
+    MAX_ITEMS,
+    MAX_PROFILE_CHARS,
+    HandoffInput,
+    bootstrap_build,
+    curated_checkout,
+    curated_edit,
+    curated_history,
+    handoff_current,
+    handoff_history,
+    handoff_save,
+)
 from memory.models import HandoffVersion, ProfileVersion
-from memory.selectors import memories as memory_selectors
+from memory.selectors import memory_supersede_chain
 from palace.errors import InvalidInput, NotFound
 from palace.selectors import palace_get, palace_labels, role_in
 
@@ -26,9 +40,7 @@ if TYPE_CHECKING:
     from palace.models import Palace
 
 VERSION_LIMIT = 20
-ListOfLines = Annotated[
-    list[Annotated[str, Field(max_length=handoff.MAX_ITEM_CHARS)]], Field(max_length=handoff.MAX_ITEMS)
-]
+ListOfLines = Annotated[list[Annotated[str, Field(max_length=MAX_ITEM_CHARS)]], Field(max_length=MAX_ITEMS)]
 ExpectedVersion = Annotated[
     int | None,
     Field(ge=0, le=2**31 - 1, description="The version you read (0 when there is none yet): the optimistic lock."),
@@ -77,7 +89,7 @@ def handoff_out(h: HandoffVersion | None, palace: Palace) -> sp.HandoffOut:
 async def memory_profile_edit(
     action: Annotated[Literal["view", "edit", "rollback"], Field(description="view | edit | rollback")] = "view",
     content: Annotated[
-        str | None, Field(max_length=curated.MAX_PROFILE_CHARS, description="The whole new text (edit).")
+        str | None, Field(max_length=MAX_PROFILE_CHARS, description="The whole new text (edit).")
     ] = None,
     expected_version: ExpectedVersion = None,
     version: Annotated[int | None, Field(ge=1, le=2**31 - 1, description="The version to restore (rollback).")] = None,
@@ -116,12 +128,12 @@ def _profile_edit(
     if action == "edit":
         if content is None or expected is None:
             raise InvalidInput("edit needs `content` and `expected_version` (0 for the first edit; view shows it)")
-        curated.curated_edit(palace=palace, actor=call.actor, content=content, expected_version=expected)
+        curated_edit(palace=palace, actor=call.actor, content=content, expected_version=expected)
     elif action == "rollback":
         if version is None:
             raise InvalidInput("rollback needs `version` (view lists the versions)")
-        curated.curated_checkout(palace=palace, actor=call.actor, version=version, expected_version=expected)
-    history = curated.curated_history(palace_id=palace.pk, limit=VERSION_LIMIT)
+        curated_checkout(palace=palace, actor=call.actor, version=version, expected_version=expected)
+    history = curated_history(palace_id=palace.pk, limit=VERSION_LIMIT)
     role = role_in(user=call.user, palace=palace)
     out = sp.ProfileEditOut(
         palace=palace.label,
@@ -142,7 +154,7 @@ async def memory_handoff_save(
     expected_version: Annotated[
         int, Field(ge=0, le=2**31 - 1, description="The version you loaded (0 before the first save).")
     ],
-    doing: Annotated[str, Field(max_length=handoff.MAX_DOING_CHARS, description="What you were doing.")] = "",
+    doing: Annotated[str, Field(max_length=MAX_DOING_CHARS, description="What you were doing.")] = "",
     next_steps: ListOfLines = [],  # noqa: B006 (pydantic copies defaults)
     open_questions: ListOfLines = [],  # noqa: B006
     files: ListOfLines = [],  # noqa: B006
@@ -160,7 +172,7 @@ async def memory_handoff_save(
         lambda call: _handoff_save(
             call,
             expected=expected_version,
-            data=handoff.HandoffInput(
+            data=HandoffInput(
                 doing=doing, next_steps=list(next_steps), open_questions=list(open_questions), files=list(files)
             ),
             project=project,
@@ -169,10 +181,10 @@ async def memory_handoff_save(
 
 
 def _handoff_save(
-    call: ToolCall, *, expected: int, data: handoff.HandoffInput, project: str | None
+    call: ToolCall, *, expected: int, data: HandoffInput, project: str | None
 ) -> tuple[sp.HandoffOut, str]:
     palace = resolve_palace(call, project, write=True)
-    row = handoff.handoff_save(palace=palace, actor=call.actor, data=data, expected_version=expected)
+    row = handoff_save(palace=palace, actor=call.actor, data=data, expected_version=expected)
     out = handoff_out(row, palace)
     return out, text_profile.handoff_saved(out)
 
@@ -181,8 +193,8 @@ def _handoff_save(
 async def memory_handoff_load(
     project: Project = None,
     budget: Annotated[
-        int, Field(ge=bootstrap.MIN_TOKEN_BUDGET, le=8192, description="Token budget of the block (128–8192).")
-    ] = bootstrap.TOKEN_BUDGET,
+        int, Field(ge=BOOTSTRAP_MIN_TOKEN_BUDGET, le=8192, description="Token budget of the block (128–8192).")
+    ] = BOOTSTRAP_TOKEN_BUDGET,
 ) -> Annotated[CallToolResult, sp.BootstrapOut]:
     """Start a session where the last one stopped: your handoff in this palace (`project`, else your token's default
     project, else personal), then the curated profiles (yours, then the project's), then the most relevant recent
@@ -198,8 +210,8 @@ async def memory_handoff_load(
 def _handoff_load(call: ToolCall, *, project: str | None, budget: int) -> tuple[sp.BootstrapOut, str]:
     personal = resolve_palace(call, None, write=False)
     palace = resolve_palace(call, project, write=False) if project else (call.caller.default_project() or personal)
-    block = bootstrap.bootstrap_build(actor=call.actor, palace=palace, personal=personal, budget=budget)
-    current = handoff.handoff_current(palace_id=palace.pk, actor=call.actor)
+    block = bootstrap_build(actor=call.actor, palace=palace, personal=personal, budget=budget)
+    current = handoff_current(palace_id=palace.pk, actor=call.actor)
     out = sp.BootstrapOut(
         text=block.text,
         tokens=block.tokens,
@@ -241,16 +253,16 @@ def _history(
     if target == "memory":
         if id is None:
             raise InvalidInput("target=memory needs `id` (a memory id, as printed id=…)")
-        chain = memory_selectors.memory_supersede_chain(user=call.user, memory_id=id)
+        chain = memory_supersede_chain(user=call.user, memory_id=id)
         labels = palace_labels(user=call.user, palace_ids={m.palace_id for m in chain})
         rows = [mapping.memory_row(m, labels) for m in chain[:limit]]
         out = sp.HistoryOut(target=target, palace=rows[0].palace if rows else "", memories=rows)
         return out, text_profile.history(out)
     palace = resolve_palace(call, project, write=False)
     if target == "profile":
-        versions = curated.curated_history(palace_id=palace.pk, limit=limit)
+        versions = curated_history(palace_id=palace.pk, limit=limit)
         out = sp.HistoryOut(target=target, palace=palace.label, profile=[version_out(v) for v in versions])
     else:
-        snapshots = handoff.handoff_history(palace_id=palace.pk, actor=call.actor, limit=limit)
+        snapshots = handoff_history(palace_id=palace.pk, actor=call.actor, limit=limit)
         out = sp.HistoryOut(target=target, palace=palace.label, handoffs=[handoff_out(h, palace) for h in snapshots])
     return out, text_profile.history(out)

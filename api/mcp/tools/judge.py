@@ -10,7 +10,7 @@ from pydantic import Field
 from api.mcp import mapping, schemas, text
 from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
-from memory.lifecycle.resolve import edge_resolve
+from memory.lifecycle import edge_resolve
 
 SOURCE = "mcp"
 

@@ -13,12 +13,9 @@ from api.mcp import mapping, schemas, text
 from api.mcp.registry import resource, tool
 from api.mcp.runner import ToolCall, run
 from api.schemas import Instant
-from memory.context.curated_profile import curated_block
-from memory.context.standing_profile import standing_profile_build
-from memory.search.evidence import evidence_assess
-from memory.search.results import SearchRequest
-from memory.search.search import memory_search
-from memory.selectors import memories as memory_selectors
+from memory.context import curated_block, standing_profile_build
+from memory.search import SearchRequest, evidence_assess, memory_search
+from memory.selectors import memories_by_id, open_contradictions
 from palace.errors import NotFound
 from palace.selectors import palace_labels
 from review.selectors import review_due_count
@@ -94,7 +91,7 @@ def _search(
         reinforce=call.caller.can_write,
     )
     labels = palace_labels(user=call.user, palace_ids={h.memory.palace_id for h in result.hits})
-    edges = memory_selectors.open_contradictions(memory_ids=[h.memory.pk for h in result.hits])
+    edges = open_contradictions(memory_ids=[h.memory.pk for h in result.hits])
     out = mapping.search_out(query=query, result=result, labels=labels, open_edges=edges)
     return out, text.searched(out)
 
@@ -176,7 +173,7 @@ async def memory_examine(
 
 def _examine(call: ToolCall, *, ids: list[int]) -> tuple[schemas.ExamineOut, str]:
     labels = palace_labels(user=call.user)
-    found = memory_selectors.memories_by_id(palace_ids=list(labels), ids=ids)
+    found = memories_by_id(palace_ids=list(labels), ids=ids)
     unique = list(dict.fromkeys(ids))
     rows = [mapping.memory_row(found[i], labels, max_chars=None) for i in unique if i in found]
     out = schemas.ExamineOut(memories=rows, not_found=[i for i in unique if i not in found])

@@ -10,10 +10,10 @@ from pydantic import Field
 from api.mcp import mapping, schemas, text
 from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
-from memory.judge.selectors import adjudication_why, adjudications_for_edges
+from memory.judge import adjudication_why, adjudications_for_edges
 from memory.lifecycle import corrections as memory_services
 from memory.models import Edge
-from memory.selectors import memories as memory_selectors
+from memory.selectors import memory_chain, memory_edges, memory_get, memory_ops
 from palace.errors import InvalidInput
 from review.selectors import review_due_count, review_queue
 from review.services import review_grade
@@ -71,11 +71,11 @@ async def memory_review(id: schemas.MemoryId) -> Annotated[CallToolResult, schem
 
 
 def _audit(call: ToolCall, *, id: int) -> tuple[schemas.AuditOut, str]:
-    memory = memory_selectors.memory_get(user=call.user, memory_id=id)
+    memory = memory_get(user=call.user, memory_id=id)
     labels = {memory.palace_id: memory.palace.label}
-    history = memory_selectors.memory_chain(memory=memory)
+    history = memory_chain(memory=memory)
     contradictions = []
-    edges = memory_selectors.memory_edges(memory=memory, kind=Edge.Kind.CONTRADICTS, limit=None)
+    edges = memory_edges(memory=memory, kind=Edge.Kind.CONTRADICTS, limit=None)
     rulings = adjudications_for_edges(edge_ids=[e.pk for e in edges])
     for edge in edges:
         out_going = edge.from_memory_id == id
@@ -104,7 +104,7 @@ def _audit(call: ToolCall, *, id: int) -> tuple[schemas.AuditOut, str]:
             reason=o.reason,
             detail=dict(o.detail),
         )
-        for o in memory_selectors.memory_ops(chain=history)
+        for o in memory_ops(chain=history)
     ]
     out = schemas.AuditOut(
         memory=mapping.memory_row(memory, labels, max_chars=None),

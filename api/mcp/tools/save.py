@@ -10,7 +10,7 @@ from pydantic import Field
 from api.mcp import mapping, schemas, text
 from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
-from memory.jobs.distill import distill_run
+from memory.jobs import distill_run
 from memory.lifecycle import corrections as memory_services
 from memory.save import pipeline as memory_pipeline
 from palace.errors import InvalidInput

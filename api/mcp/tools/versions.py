@@ -11,8 +11,8 @@ from api.mcp import mapping, schemas, text, text_profile
 from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
 from api.mcp.tools.handoff import handoff_out, resolve_palace
-from memory.context.handoff import handoff_checkout
-from memory.jobs.distill import distill_revert
+from memory.context import handoff_checkout
+from memory.jobs import distill_revert
 from memory.lifecycle import versions
 
 SOURCE = "mcp"

@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memory.jobs.embeddings_backfill import embeddings_backfill
+from memory.jobs import embeddings_backfill
 
 
 class Command(BaseCommand):

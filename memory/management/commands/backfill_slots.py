@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from memory.jobs.slots_backfill import slots_backfill
+from memory.jobs import slots_backfill
 
 
 class Command(BaseCommand):

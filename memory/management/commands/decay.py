@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from memory.jobs.decay import decay_run
+from memory.jobs import decay_run
 
 
 class Command(BaseCommand):

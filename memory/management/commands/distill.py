@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from memory.jobs.distill import distill_run
+from memory.jobs import distill_run
 
 
 class Command(BaseCommand):

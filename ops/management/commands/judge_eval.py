@@ -11,8 +11,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memory.judge.config import JudgeConfig
-from memory.providers.llm import LLMConfig
+from memory.judge import JudgeConfig
+from memory.providers import LLMConfig
 from ops.judge_eval import (
     DEFAULT_PAIRS,
     PairsError,

@@ -10,8 +10,7 @@ from typing import Any
 import time_machine
 from django.utils import timezone
 
-from memory.jobs.decay import decay_run
-from memory.jobs.distill import distill_run
+from memory.jobs import decay_run, distill_run
 from memory.models import Memory
 from memory.testing import make_memory, topic_vectors
 from palace.models import OpLog, Palace

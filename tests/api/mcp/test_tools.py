@@ -172,7 +172,7 @@ def test_search_with_no_match_says_so_and_registers_no_batch(tokens: dict[str, s
 
 def test_search_names_the_words_too_common_to_match_on_their_own(tokens: dict[str, str], monkeypatch: Any) -> None:
     import memory.search.search as search_module
-    from memory.search.results import SearchResult
+    from memory.search import SearchResult
 
     real = search_module.memory_search
     calls: list[list[str]] = []

@@ -16,8 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from memory.text.protocol_tags import strip_protocol_tags
-from memory.text.redaction import redact
+from memory.text import redact, strip_protocol_tags
 
 SHAPES: dict[str, Callable[[int], str]] = {
     "a=": lambda n: ("a=" * n)[:n],

@@ -1,25 +1,28 @@
-"""The embedding backfill: every memory saved while the embedder was down gets its vector, in batches, oldest first.
+"""The two backfills: every memory saved while the embedder was down gets its vector (embeddings_backfill), and
+every memory without a slot, from older data or a bulk load, gets one (slots_backfill).
 
-A plain service (the Celery task in memory/tasks.py and `atrium backfill-embeddings` are thin doors over it), and
-idempotent: each vector is written by a conditional UPDATE (only where there is none yet), so a second run, or two
-workers at once, changes nothing the first already changed.
+Plain services (the Celery task in memory/tasks.py, `atrium backfill-embeddings` and `atrium backfill-slots` are thin
+doors over them), and idempotent: each row is written by a conditional UPDATE or under a row lock that re-checks that
+it still needs it, so a second run, or two workers at once, changes nothing the first already changed.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 
 from django.db import transaction
 from django.db.models import QuerySet
 
 from memory.models import Memory
-from memory.providers.embeddings import EmbedderUnavailable, embed_passages, embedder_loaded_at, embedder_model_name
-from memory.text.searchtext import build_embedding_text
+from memory.providers import EmbedderUnavailable, embed_passages, embedder_loaded_at, embedder_model_name
+from memory.text import build_embedding_text
 from palace.actors import Actor
 from palace.models import Palace
 from palace.oplog import oplog_write
+from palace.slots import slot_assign
 
 log = logging.getLogger(__name__)
 
@@ -105,3 +108,47 @@ def embeddings_backfill(
                 )
     result.remaining = _missing_vectors().count()
     return result
+
+
+SLOTS_JOB = "slots-backfill"
+
+
+def slots_backfill(*, palace: Palace | None = None, actor: Actor | None = None) -> int:
+    """Pin every memory that has no slot (older data, bulk loads) to one, oldest first, so it joins the palace.
+
+    A correction whose predecessor has a slot inherits it. Idempotent: a row is slotted only while it has none.
+    One op row per palace touched. Returns how many memories were slotted.
+    """
+    actor = actor or Actor.for_system(SLOTS_JOB)
+    qs = Memory.objects.filter(slot__isnull=True)
+    if palace is not None:
+        qs = qs.filter(palace=palace)
+    counts: Counter[int] = Counter()
+    for pk in qs.order_by("created_at", "pk").values_list("pk", flat=True):
+        with transaction.atomic():
+            row = (
+                Memory.objects.select_for_update(of=("self",))
+                .select_related("palace", "supersedes__slot")
+                .filter(pk=pk, slot__isnull=True)
+                .first()
+            )
+            if row is None:
+                continue
+            inherit = row.supersedes.slot if row.supersedes is not None else None
+            row.slot = slot_assign(palace=row.palace, kind=row.kind, actor=actor, inherit=inherit)
+            Memory.objects.filter(pk=pk).update(slot=row.slot)
+        counts[row.palace_id] += 1
+    if counts:
+        palaces = {p.pk: p for p in Palace.objects.filter(pk__in=counts)}
+        with transaction.atomic():
+            for palace_id, n in counts.items():
+                oplog_write(
+                    op="slots.backfill",
+                    actor=actor,
+                    palace=palaces[palace_id],
+                    target_kind="palace",
+                    target_id=palace_id,
+                    reason=f"slotted {n} memories that had no place",
+                    detail={"count": n},
+                )
+    return sum(counts.values())
