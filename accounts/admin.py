@@ -1,5 +1,5 @@
 """Admin for people and their tokens. Every change here is on the op log with the staff member's reason (the audited
-site, palace/admin_audit.py); this module adds what is particular to users: a user created here gets their personal
+site, palace/admin_site.py); this module adds what is particular to users: a user created here gets their personal
 palace, as with `atrium createuser`, and the password form asks for the reason too."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from django.http import HttpRequest, HttpResponse
 
 from accounts.models import ApiToken
 from accounts.tokens import token_revoke
-from palace.admin_audit import ReasonField, admin_actor
+from palace.admin_site import ReasonField, admin_actor
 from palace.services import palace_personal_ensure
 
 User = get_user_model()

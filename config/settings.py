@@ -147,7 +147,7 @@ ATRIUM_PORT = env_int("ATRIUM_PORT", 8000, minimum=1)
 ATRIUM_WORKER_CONCURRENCY = env_int("ATRIUM_WORKER_CONCURRENCY", 1, minimum=1)
 
 INSTALLED_APPS = [
-    "palace.apps.AtriumAdminConfig",  # django.contrib.admin with the audited site (palace/admin_audit.py)
+    "palace.apps.AtriumAdminConfig",  # django.contrib.admin with the audited site (palace/admin_site.py)
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

@@ -14,8 +14,8 @@ class PalaceConfig(AppConfig):
 
 
 class AtriumAdminConfig(admin_apps.AdminConfig):
-    """Django's admin with the audited site as the default `admin.site` (palace/admin_audit.py): every model
+    """Django's admin with the audited site as the default `admin.site` (palace/admin_site.py): every model
     registered there, by any app, writes the op log with the staff member and their reason."""
 
     default = False  # named in INSTALLED_APPS; `palace` itself stays PalaceConfig
-    default_site = "palace.admin_audit.AuditedAdminSite"
+    default_site = "palace.admin_site.AuditedAdminSite"

@@ -16,7 +16,7 @@ from django.db.models.functions import TruncDate
 
 from palace.errors import NotFound, PermissionDenied
 from palace.models import Membership, OpLog, Palace
-from palace.oplog_categories import CATEGORIES, category_filter
+from palace.oplog import CATEGORIES, category_filter
 from palace.origins import InvalidOrigin, normalize_origin
 
 if TYPE_CHECKING:
@@ -150,7 +150,7 @@ def oplog_page(
 
     `palaces` are palaces the caller resolved through this module; without them, every palace `user` may read plus
     the user's own account-level rows (tokens). `op` is an op name or a prefix ending in "." ("memory."),
-    `category` one of the four (palace.oplog_categories).
+    `category` one of the four (palace.oplog).
     """
     if palaces is not None:
         qs = OpLog.objects.filter(palace_id__in=[p.pk for p in palaces])

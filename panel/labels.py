@@ -58,7 +58,7 @@ SOURCE_LABELS: dict[str, Promise] = {
     "eval": _("evaluation"),
 }
 
-# The Log's four categories (palace.oplog_categories.CATEGORIES), as the panel names them.
+# The Log's four categories (palace.oplog.CATEGORIES), as the panel names them.
 CATEGORIES: dict[str, Promise] = {
     "writes": _("writes"),
     "capture": _("capture"),

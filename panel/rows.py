@@ -19,7 +19,7 @@ from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
 
-from palace.oplog_categories import op_category
+from palace.oplog import op_category
 from panel import labels
 
 TEXT_CHARS = 300

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from memory.selectors import GraphRoom, MemoryStats, RoomGraph, day_start, last_days
-from palace.oplog_categories import CATEGORIES, op_category
+from palace.oplog import CATEGORIES, op_category
 from panel import labels
 
 

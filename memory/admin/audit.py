@@ -1,4 +1,4 @@
-"""The audit console's memory pages (the op log's side is palace/admin_console.py): a memory's whole history, and
+"""The audit console's memory pages (the op log's side is palace/admin/console.py): a memory's whole history, and
 restore from it — restore a forgotten or archived memory, check out an earlier version, undo a distillation, revert
 one op row, and revert everything one actor did in a time range after a preview.
 
@@ -38,9 +38,9 @@ from memory.audit import (
     reverted_map,
 )
 from memory.models import Memory
-from palace.admin_console import can_restore, parse_moment
+from palace.admin import can_restore, parse_moment
 from palace.errors import AtriumError
-from palace.oplog_classes import actor_label, before_after, before_after_text, op_class
+from palace.oplog import actor_label, before_after, before_after_text, op_class
 
 
 class ReasonForm(forms.Form):

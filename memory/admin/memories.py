@@ -11,7 +11,7 @@ Who may do what (each a model permission, granted per user or group in the admin
   audits the ledger does not read what every team's agents learned.
 - `memory.forget_memory` / `memory.restore_memory`: the two actions. Without them the action is not offered and a
   forged POST is refused (Django checks an action's `permissions` before running it). Each needs a reason, which
-  both the memory's own op row and the admin's (palace/admin_audit.py) carry.
+  both the memory's own op row and the admin's (palace/admin_site.py) carry.
 - `memory.export_memory`: taking memories out of the server (the export); without it a staff member sees the
   audit trail but cannot carry contents away.
 """
@@ -26,7 +26,7 @@ from django.http import HttpRequest
 
 from memory.lifecycle import memory_forget, memory_restore
 from memory.models import DistillProposal, Edge, Memory
-from palace.admin_audit import admin_actor, admin_reason
+from palace.admin_site import admin_actor, admin_reason
 from palace.errors import AtriumError
 
 # The fields that carry what was remembered, as opposed to facts about the row.

@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 from django import template
 from django.utils.safestring import SafeString
 
-from palace import oplog_categories
+from palace import oplog
 from panel import labels, rows
 
 register = template.Library()
@@ -61,7 +61,7 @@ def op_label(op: str) -> str:
 
 @register.filter
 def op_category(op: str) -> str:
-    return oplog_categories.op_category(op)
+    return oplog.op_category(op)
 
 
 @register.filter

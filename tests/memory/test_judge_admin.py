@@ -33,7 +33,7 @@ def test_admin_saves_through_the_service_and_never_shows_the_key(
     # An empty key field keeps the key; the row is not back-filled with it.
     assert client.post(f"/admin/memory/judgesettings/{row.pk}/change/", {**form, "api_key": ""}).status_code == 302
     assert judge_config().llm is not None and judge_config().llm.api_key == KEY  # type: ignore[union-attr]
-    # The admin's own op rows (palace/admin_audit.py) record that the key changed, never the key.
+    # The admin's own op rows (palace/admin_site.py) record that the key changed, never the key.
     audit = list(OpLog.objects.filter(op__in=["admin.add", "admin.change"]).values_list("detail", flat=True))
     assert len(audit) == 2 and audit[0]["changed"]["api_key"]["after"] == "(secret, not recorded)"
     assert KEY not in str(audit)

@@ -416,7 +416,7 @@ def test_tokens_are_revoked_through_the_service_and_secrets_never_reach_the_deta
 
 
 def test_a_model_admin_that_escapes_the_audit_fails_the_system_check() -> None:
-    from palace.admin_audit import check_admin_audited
+    from palace.admin_site import check_admin_audited
 
     assert check_admin_audited() == []
     model = _model("auth.group")

@@ -1,4 +1,4 @@
-"""The audit console in the admin (palace/admin_console.py, memory/admin/audit.py) through the test client: the
+"""The audit console in the admin (palace/admin/console.py, memory/admin/audit.py) through the test client: the
 filters, before → after, the CSV and JSON export (the filtered trail, behind the export permission), the history
 page without bodies for an auditor, and the restore pages refused without `memory.restore_memory`."""
 
@@ -21,7 +21,7 @@ from memory.models import Memory
 from memory.save import memory_save
 from palace.actors import Actor
 from palace.models import OpLog, Palace
-from palace.oplog_classes import before_after, op_class
+from palace.oplog import before_after, op_class
 
 CONSOLE = "/admin/palace/oplog/"
 EXPORT = "/admin/palace/oplog/export/"
@@ -148,7 +148,7 @@ def test_export_needs_the_permission_and_keeps_the_filters(
 
 def test_export_streams_every_page(alice: Any, make_user: Callable[..., Any]) -> None:
     """More rows than one page of the stream (500): all of them, newest first, none twice."""
-    from palace import oplog_export
+    from palace.oplog import export as oplog_export
 
     personal = Palace.objects.get(personal_owner=alice)
     memory = memory_save(palace=personal, actor=Actor.for_user(alice), content=BODY, kind="fact").memory

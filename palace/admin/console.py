@@ -30,20 +30,22 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from django.utils.html import format_html
 
-from palace.admin import OpLogAdmin
-from palace.admin_audit import BODY, BODY_FIELDS
+from palace.admin.structure import OpLogAdmin
+from palace.admin_site import BODY, BODY_FIELDS
 from palace.models import OpLog
-from palace.oplog_classes import (
+from palace.oplog import (
     ACTOR_CLASSES,
     OP_CLASSES,
     actor_class_filter,
     actor_label,
     before_after,
     before_after_text,
+    csv_stream,
+    export_rows,
+    json_stream,
     op_class,
     op_class_filter,
 )
-from palace.oplog_export import csv_stream, export_rows, json_stream
 
 EXPORT_PERMISSION = "memory.export_memory"
 RESTORE_PERMISSION = "memory.restore_memory"

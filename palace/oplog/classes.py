@@ -2,7 +2,7 @@
 restore, review, structure, admin, judge), which kind of actor wrote it (a person, a token, a system job, staff in the
 admin), and what it changed (before → after), from the fields the writers put in `detail`.
 
-Data about ops, like palace/oplog_categories.py (the panel's four categories), but finer: an auditor asks "what did
+Data about ops, like palace/oplog/categories.py (the panel's four categories), but finer: an auditor asks "what did
 this token correct or forget", not "was it a write".
 """
 

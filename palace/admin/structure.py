@@ -89,6 +89,3 @@ class SlotAdmin(StructureAdmin):
 class TourStopAdmin(StructureAdmin):
     list_display = ["palace", "seq", "slot", "created_at"]
     list_select_related = ["slot__room"]
-
-
-from palace import admin_console  # noqa: E402, F401  (replaces the OpLog admin with the audit console)

@@ -17,7 +17,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models import QuerySet
 
 from palace.models import OpLog
-from palace.oplog_classes import actor_label, before_after, before_after_text, op_class
+from palace.oplog.classes import actor_label, before_after, before_after_text, op_class
 from palace.rls import acting_as_system
 
 PAGE = 500

@@ -1,0 +1,15 @@
+"""The palace app's admin: importing this package registers its pages (Django's admin autodiscovery imports it).
+
+- structure.py: palaces, memberships, rooms, slots and the tour, and the read-only op log;
+- console.py: the audit console over the op log (filters, a row's page, CSV/JSON export), re-registering OpLog.
+
+The audited site every app's admin goes through lives beside, in palace/admin_site.py: it is imported when
+`admin.site` is first touched, which can happen before this package is, so it must not import it.
+"""
+
+from __future__ import annotations
+
+from palace.admin import console, structure
+from palace.admin.console import can_restore, parse_moment
+
+__all__ = ["can_restore", "console", "parse_moment", "structure"]
