@@ -14,13 +14,26 @@ from pydantic import ConfigDict
 from api.auth import TokenAuth, caller_of
 from api.routers.profile import ERRORS, TEXT_RESPONSE, target_palace, text_response
 from api.schemas import ErrorOut, ProjectOrigin
-from memory.context import bootstrap, handoff
+from memory import context
+from memory.context import (
+    BOOTSTRAP_MIN_TOKEN_BUDGET,
+    BOOTSTRAP_TOKEN_BUDGET,
+    HANDOFF_HISTORY_LIMIT,
+    MAX_DOING_CHARS,
+    MAX_ITEM_CHARS,
+    MAX_ITEMS,
+    HandoffInput,
+    bootstrap_build,
+    handoff_current,
+    handoff_history,
+    handoff_save,
+)
 from memory.models import HandoffVersion
 from palace.models import Palace
 from palace.selectors import palace_get
 
 router = Router(tags=["handoff"])
-Line = Annotated[str, Field(max_length=handoff.MAX_ITEM_CHARS)]
+Line = Annotated[str, Field(max_length=MAX_ITEM_CHARS)]
 
 
 @router.get(
@@ -32,7 +45,7 @@ Line = Annotated[str, Field(max_length=handoff.MAX_ITEM_CHARS)]
 def bootstrap_text(
     request: HttpRequest,
     project: str | None = None,
-    budget: int = Query(bootstrap.BOOTSTRAP_TOKEN_BUDGET, ge=bootstrap.BOOTSTRAP_MIN_TOKEN_BUDGET, le=8192),
+    budget: int = Query(BOOTSTRAP_TOKEN_BUDGET, ge=BOOTSTRAP_MIN_TOKEN_BUDGET, le=8192),
 ) -> HttpResponse:
     """The session bootstrap block as plain text: your handoff in the palace (`project`, else the token's default
     project, else your personal palace), the curated profiles, then recent memories, within `budget` tokens, wrapped
@@ -40,7 +53,7 @@ def bootstrap_text(
     caller = caller_of(request)
     personal = palace_get(user=caller.user)
     palace = palace_get(user=caller.user, origin=project) if project else (caller.default_project() or personal)
-    block = bootstrap.bootstrap_build(actor=caller.actor, palace=palace, personal=personal, budget=budget)
+    block = bootstrap_build(actor=caller.actor, palace=palace, personal=personal, budget=budget)
     response = text_response(block.text, tokens=block.tokens, budget=block.budget, header="X-Atrium-Bootstrap-Tokens")
     response["X-Atrium-Handoff-Version"] = str(block.handoff_version)
     return response
@@ -66,10 +79,10 @@ class HandoffSaveIn(_Strict):
     palace: int | None = None
     project: ProjectOrigin | None = None
     expected_version: int = Field(ge=0, le=2**31 - 1, description="the version you loaded; 0 before the first save")
-    doing: str = Field(default="", max_length=handoff.MAX_DOING_CHARS)
-    next_steps: list[Line] = Field(default_factory=list, max_length=handoff.MAX_ITEMS)
-    open_questions: list[Line] = Field(default_factory=list, max_length=handoff.MAX_ITEMS)
-    files: list[Line] = Field(default_factory=list, max_length=handoff.MAX_ITEMS)
+    doing: str = Field(default="", max_length=MAX_DOING_CHARS)
+    next_steps: list[Line] = Field(default_factory=list, max_length=MAX_ITEMS)
+    open_questions: list[Line] = Field(default_factory=list, max_length=MAX_ITEMS)
+    files: list[Line] = Field(default_factory=list, max_length=MAX_ITEMS)
 
 
 class HandoffCheckoutIn(_Strict):
@@ -83,7 +96,7 @@ class HandoffCheckoutIn(_Strict):
 class HandoffQuery(Schema):
     palace: int | None = None
     project: ProjectOrigin | None = None
-    limit: int = Field(default=handoff.HANDOFF_HISTORY_LIMIT, ge=1, le=500)
+    limit: int = Field(default=HANDOFF_HISTORY_LIMIT, ge=1, le=500)
 
 
 def handoff_out(row: HandoffVersion | None, palace: Palace) -> dict[str, Any]:
@@ -114,7 +127,7 @@ def handoff_load(request: HttpRequest, where: Query[HandoffQuery]) -> dict[str, 
     """Your current handoff in a palace (version 0 when none is saved)."""
     caller = caller_of(request)
     palace = target_palace(caller, where.palace, where.project, write=False)
-    return handoff_out(handoff.handoff_current(palace_id=palace.pk, actor=caller.actor), palace)
+    return handoff_out(handoff_current(palace_id=palace.pk, actor=caller.actor), palace)
 
 
 @router.get("/handoff/history", response={200: list[HandoffRestOut], **ERRORS})
@@ -122,7 +135,7 @@ def handoff_versions(request: HttpRequest, where: Query[HandoffQuery]) -> list[d
     """Your handoff's snapshots in a palace, newest first."""
     caller = caller_of(request)
     palace = target_palace(caller, where.palace, where.project, write=False)
-    rows = handoff.handoff_history(palace_id=palace.pk, actor=caller.actor, limit=where.limit)
+    rows = handoff_history(palace_id=palace.pk, actor=caller.actor, limit=where.limit)
     return [handoff_out(row, palace) for row in rows]
 
 
@@ -133,13 +146,13 @@ def handoff_put(request: HttpRequest, payload: HandoffSaveIn) -> Status[dict[str
     caller = caller_of(request)
     caller.require_write()
     palace = target_palace(caller, payload.palace, payload.project, write=True)
-    data = handoff.HandoffInput(
+    data = HandoffInput(
         doing=payload.doing,
         next_steps=payload.next_steps,
         open_questions=payload.open_questions,
         files=payload.files,
     )
-    row = handoff.handoff_save(palace=palace, actor=caller.actor, data=data, expected_version=payload.expected_version)
+    row = handoff_save(palace=palace, actor=caller.actor, data=data, expected_version=payload.expected_version)
     return Status(201, handoff_out(row, palace))
 
 
@@ -149,7 +162,7 @@ def handoff_checkout(request: HttpRequest, payload: HandoffCheckoutIn) -> Status
     caller = caller_of(request)
     caller.require_write()
     palace = target_palace(caller, payload.palace, payload.project, write=True)
-    row = handoff.handoff_checkout(
+    row = context.handoff_checkout(
         palace=palace,
         actor=caller.actor,
         version=payload.version,

@@ -18,16 +18,26 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from memory.judge import dispositions
-from memory.judge import rulings as judge
+from memory.judge import (
+    ACCEPT,
+    DEFER,
+    DROP,
+    MERGE,
+    Disposition,
+    Judged,
+    adjudications_record,
+    describe,
+    judge_dispose,
+    save_hint,
+)
 from memory.knowledge import Extraction, Linked, entities_extract, entities_link
 from memory.models import Edge, Memory
 from memory.providers import embedder_model_name
-from memory.save import tombstones
 from memory.save.derived_texts import derive_texts, embed_texts
 from memory.save.importance import importance_for
 from memory.save.input import Prepared, SaveItem, check_source, prepare_item
 from memory.save.neighbours import nearest
+from memory.save.tombstones import tombstone_check
 from palace.actors import Actor
 from palace.errors import InvalidInput
 from palace.kinds import KindName
@@ -135,7 +145,7 @@ def _merge(
         target_id=target.pk,
         reason="restatement of an existing memory",
         detail={
-            "disposition": dispositions.MERGE,
+            "disposition": MERGE,
             "similarity": round(similarity, 4),
             "source": source,
             "session": p.source_session,
@@ -224,10 +234,10 @@ def _save_prepared(
     """Steps 5-6 of the pipeline, inside one transaction: dispose, write, slot, link (edges, entities), op row."""
     with transaction.atomic():
         _lock_palace(palace)
-        judged = judge.Judged(dispositions.Disposition(dispositions.ACCEPT))
+        judged = Judged(Disposition(ACCEPT))
         if vector is not None:
             neighbours = nearest(palace=palace, vector=vector, status=Memory.Status.ACTIVE)
-            judged = judge.judge_dispose(content=p.content, kind=p.kind, speaker=p.speaker, neighbours=neighbours)
+            judged = judge_dispose(content=p.content, kind=p.kind, speaker=p.speaker, neighbours=neighbours)
         decision = judged.disposition
         if decision.merge_into is not None:
             linked = entities_link(palace=palace, memory_id=decision.merge_into.id, extraction=extraction, now=now)
@@ -240,25 +250,21 @@ def _save_prepared(
                 now=now,
                 entities=linked,
             )
-            judge.adjudications_record(palace=palace, judged=judged, new_memory=None, new_text=p.content, edges={})
-            hint = f"restates {judge.describe(decision.merge_into)}; reinforced it instead of saving a copy"
+            adjudications_record(palace=palace, judged=judged, new_memory=None, new_text=p.content, edges={})
+            hint = f"restates {describe(decision.merge_into)}; reinforced it instead of saving a copy"
             return SaveResult(
-                disposition=dispositions.MERGE,
+                disposition=MERGE,
                 memory=target,
                 merged_into=target.pk,
                 redactions=p.redactions,
                 degraded=degraded,
-                hint=judge.save_hint(judged, {}) if judged.rulings else hint,
+                hint=save_hint(judged, {}) if judged.rulings else hint,
                 entities=linked,
             )
-        tomb = (
-            None
-            if vector is None
-            else tombstones.tombstone_check(palace=palace, p=p, vector=vector, actor=actor, now=now)
-        )
+        tomb = None if vector is None else tombstone_check(palace=palace, p=p, vector=vector, actor=actor, now=now)
         if tomb is not None:
             return SaveResult(
-                disposition=dispositions.MERGE if tomb.restored else dispositions.DEFER,
+                disposition=MERGE if tomb.restored else DEFER,
                 memory=tomb.memory if tomb.restored else None,
                 merged_into=tomb.memory.pk if tomb.restored else None,
                 redactions=p.redactions,
@@ -282,12 +288,12 @@ def _save_prepared(
             )
             for suspect in decision.contradicts
         }
-        judge.adjudications_record(palace=palace, judged=judged, new_memory=memory, new_text=p.content, edges=edges)
+        adjudications_record(palace=palace, judged=judged, new_memory=memory, new_text=p.content, edges=edges)
         if previous is not None and p.kind == Memory.Kind.EPISODE:
             Edge.objects.get_or_create(
                 palace=palace, from_memory=previous, to_memory=memory, kind=Edge.Kind.NEXT, defaults={"weight": 1.0}
             )
-        hint = judge.save_hint(judged, edges)
+        hint = save_hint(judged, edges)
         if degraded:
             hint = (hint + "; " if hint else "") + "saved without an embedding (embedder unavailable)"
         contradicts = [n.id for n in decision.contradicts]
@@ -327,7 +333,7 @@ def _drop(p: Prepared) -> SaveResult:
     # A DROP changes nothing, so it writes no op row: the ledger records mutations, and a chatty client must not
     # be able to fill it with "ok"s. The caller learns the disposition from the result.
     return SaveResult(
-        disposition=dispositions.DROP,
+        disposition=DROP,
         memory=None,
         redactions=p.redactions,
         hint="dropped: no information to remember (an acknowledgement, too short, or repetitive)",

@@ -15,7 +15,7 @@ from datetime import datetime
 from django.conf import settings
 from django.db.models import F
 
-from memory.judge import dispositions
+from memory.judge import dispose
 from memory.models import Memory
 from memory.save.input import Prepared
 from memory.save.neighbours import nearest
@@ -47,7 +47,7 @@ def tombstone_check(
     *, palace: Palace, p: Prepared, vector: list[float], actor: Actor, now: datetime
 ) -> Tombstone | None:
     """The forgotten memory this content restates, restored when `p.restore` (inside the save transaction)."""
-    decision = dispositions.dispose(
+    decision = dispose(
         content=p.content,
         kind=p.kind,
         speaker=p.speaker,

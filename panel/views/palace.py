@@ -13,13 +13,13 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from memory import lifecycle
+from memory import selectors as memories
 from memory.jobs import distill_revert
 from memory.judge import adjudication_why, adjudications_for_edges
-from memory.lifecycle import corrections as services
-from memory.lifecycle import edge_resolve, versions
+from memory.lifecycle import edge_resolve
 from memory.models import Edge, Memory
 from memory.search import SearchRequest, memory_search
-from memory.selectors import memories
 from palace import selectors
 from palace.errors import InvalidInput
 from palace.structure import room_in
@@ -124,7 +124,7 @@ def memory_edit(request: HttpRequest, memory_id: int) -> HttpResponse:
         raise InvalidInput(
             _("Please correct the content: %s") % "; ".join(str(e) for es in form.errors.values() for e in es)
         )
-    new = services.memory_update(
+    new = lifecycle.memory_update(
         memory_id=memory.pk,
         actor=actor_of(request),
         content=form.cleaned_data["content"],
@@ -141,7 +141,7 @@ def memory_edit(request: HttpRequest, memory_id: int) -> HttpResponse:
 def memory_forget(request: HttpRequest, memory_id: int) -> HttpResponse:
     memory = memories.memory_get(user=request.user, memory_id=memory_id, write=True)
     reason = request.POST.get("reason", "").strip()[:500] or _("forgotten in the panel")
-    services.memory_forget(memory_id=memory.pk, actor=actor_of(request), reason=reason)
+    lifecycle.memory_forget(memory_id=memory.pk, actor=actor_of(request), reason=reason)
     return _after_write(request, memory.pk)
 
 
@@ -150,7 +150,7 @@ def memory_forget(request: HttpRequest, memory_id: int) -> HttpResponse:
 @domain_errors
 def memory_restore(request: HttpRequest, memory_id: int) -> HttpResponse:
     memory = memories.memory_get(user=request.user, memory_id=memory_id, write=True)
-    services.memory_restore(memory_id=memory.pk, actor=actor_of(request))
+    lifecycle.memory_restore(memory_id=memory.pk, actor=actor_of(request))
     return _after_write(request, memory.pk)
 
 
@@ -158,9 +158,9 @@ def memory_restore(request: HttpRequest, memory_id: int) -> HttpResponse:
 @login_required
 @domain_errors
 def memory_checkout(request: HttpRequest, memory_id: int) -> HttpResponse:
-    """Bring back an earlier version (memory.versions.memory_checkout); shows the new current version."""
+    """Bring back an earlier version (memory.lifecycle.memory_checkout); shows the new current version."""
     memory = memories.memory_get(user=request.user, memory_id=memory_id, write=True)
-    new = versions.memory_checkout(memory_id=memory.pk, actor=actor_of(request), source=SOURCE)
+    new = lifecycle.memory_checkout(memory_id=memory.pk, actor=actor_of(request), source=SOURCE)
     return _after_write(request, new.pk)
 
 
@@ -188,9 +188,9 @@ def batch(request: HttpRequest) -> HttpResponse:
     checked = [memories.memory_get(user=request.user, memory_id=pk, write=True) for pk in ids]
     for memory in checked:
         if action == "forget":
-            services.memory_forget(memory_id=memory.pk, actor=actor, reason=_("forgotten in the panel"))
+            lifecycle.memory_forget(memory_id=memory.pk, actor=actor, reason=_("forgotten in the panel"))
         else:
-            services.memory_restore(memory_id=memory.pk, actor=actor)
+            lifecycle.memory_restore(memory_id=memory.pk, actor=actor)
     return redirect("palace")
 
 

@@ -10,8 +10,8 @@ from pydantic import Field
 from api.mcp import mapping, schemas, text
 from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
+from memory import lifecycle
 from memory.judge import adjudication_why, adjudications_for_edges
-from memory.lifecycle import corrections as memory_services
 from memory.models import Edge
 from memory.selectors import memory_chain, memory_edges, memory_get, memory_ops
 from palace.errors import InvalidInput
@@ -148,7 +148,7 @@ def _report(
     if (outcome is None) == (grade is None):
         raise InvalidInput("pass exactly one of `outcome` (success | failure) or `grade` (0–5)")
     if outcome is not None:
-        row = memory_services.memory_report(memory_id=id, actor=call.actor, outcome=outcome, note=note)
+        row = lifecycle.memory_report(memory_id=id, actor=call.actor, outcome=outcome, note=note)
         out = schemas.ReportOut(id=row.pk, recorded="outcome", outcome=outcome, confidence=row.confidence)
         return out, text.reported(out)
     assert grade is not None

@@ -10,9 +10,8 @@ from pydantic import Field
 from api.mcp import mapping, schemas, text
 from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
+from memory import lifecycle, save
 from memory.jobs import distill_run
-from memory.lifecycle import corrections as memory_services
-from memory.save import pipeline as memory_pipeline
 from palace.errors import InvalidInput
 
 SOURCE = "mcp"
@@ -92,7 +91,7 @@ def _save(
     if items is None:
         assert content is not None
         assert kind is not None
-        result = memory_pipeline.memory_save(
+        result = save.memory_save(
             palace=palace,
             actor=call.actor,
             content=content,
@@ -105,12 +104,12 @@ def _save(
         )
         out = schemas.SaveOut(palace=palace.label, count=1, failed=0, items=[mapping.save_item(0, result)])
         return out, text.saved(out)
-    batch = memory_pipeline.memory_save_batch(
+    batch = save.memory_save_batch(
         palace=palace, actor=call.actor, items=[i.model_dump() for i in items], source=SOURCE
     )
     rows: list[schemas.SaveItemOut] = []
     for index, item in enumerate(batch.items):
-        if isinstance(item, memory_pipeline.ItemError):
+        if isinstance(item, save.ItemError):
             rows.append(schemas.SaveItemOut(index=item.index, disposition="error", error=item.message))
         else:
             rows.append(mapping.save_item(index, item))
@@ -150,7 +149,7 @@ async def memory_update(
 def _update(
     call: ToolCall, *, id: int, content: str, placard: str | None, expected_version: int | None, reason: str
 ) -> tuple[schemas.UpdateOut, str]:
-    new = memory_services.memory_update(
+    new = lifecycle.memory_update(
         memory_id=id,
         actor=call.actor,
         content=content,
@@ -181,7 +180,7 @@ async def memory_forget(
 
 
 def _forget(call: ToolCall, *, id: int, reason: str) -> tuple[schemas.ForgetOut, str]:
-    row = memory_services.memory_forget(memory_id=id, actor=call.actor, reason=reason)
+    row = lifecycle.memory_forget(memory_id=id, actor=call.actor, reason=reason)
     out = schemas.ForgetOut(id=row.pk, status=row.status, epitaph=row.epitaph, version=row.version)
     return out, text.forgot(out)
 

@@ -11,9 +11,9 @@ from api.mcp import mapping, schemas, text, text_profile
 from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
 from api.mcp.tools.handoff import handoff_out, resolve_palace
+from memory import lifecycle
 from memory.context import handoff_checkout
 from memory.jobs import distill_revert
-from memory.lifecycle import versions
 
 SOURCE = "mcp"
 
@@ -58,7 +58,7 @@ def _checkout(
         handoff = handoff_out(row, palace)
         done = schemas.CheckoutOut(handoff=handoff, checkout_of=id, supersedes=row.version - 1)
         return done, text_profile.handoff_saved(handoff)
-    new = versions.memory_checkout(memory_id=id, actor=call.actor, reason=reason, source=SOURCE)
+    new = lifecycle.memory_checkout(memory_id=id, actor=call.actor, reason=reason, source=SOURCE)
     out = schemas.CheckoutOut(
         memory=mapping.memory_row(new, {new.palace_id: new.palace.label}),
         checkout_of=id,
