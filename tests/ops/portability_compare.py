@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ops.portability import TABLES
-from ops.portability_import import OP_TARGETS
+from ops.portability import OP_TARGETS, TABLES
 
 
 def normalised(section: dict[str, Any], *, op_ids: set[int] | None = None) -> dict[str, Any]:

@@ -81,7 +81,7 @@ def build_world(owner: Any, palace: Palace) -> dict[str, Any]:
             version=1,
             doing="writing the exporter",
             next_steps=["import"],
-            files=["ops/portability.py"],
+            files=["ops/portability/exporting.py"],
         )
     review_enrol(memory_id=newer.pk, actor=SYSTEM, now=T0)
     review_grade(memory_id=newer.pk, grade=4, actor=SYSTEM, now=T0 + timedelta(days=1))

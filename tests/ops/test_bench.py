@@ -1,4 +1,4 @@
-"""`atrium bench mcp`: the command passes its typed options to ops.bench_mcp.run and refuses bad ones.
+"""`atrium bench mcp`: the command passes its typed options to ops.bench.run_mcp_bench and refuses bad ones.
 
 The benchmark itself runs in tests/api/mcp/test_timing.py (in process) and tests/api/mcp/test_real_server.py (a real
 server); `atrium bench search` in tests/memory/test_search.py.
@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
-from ops import bench_mcp
+from ops import bench
 
 
 def test_bench_mcp_passes_its_options_to_the_mcp_bench(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[dict[str, Any]] = []
-    monkeypatch.setattr(bench_mcp, "run", lambda **kwargs: calls.append(kwargs))
+    monkeypatch.setattr(bench, "run_mcp_bench", lambda **kwargs: calls.append(kwargs))
     out = StringIO()
 
     call_command("bench", "mcp", "--clients", "2", "--json", stdout=out)
@@ -44,7 +44,7 @@ def test_bench_mcp_refuses_bad_options_before_starting_anything(
     monkeypatch: pytest.MonkeyPatch, argv: list[str], message: str
 ) -> None:
     calls: list[dict[str, Any]] = []
-    monkeypatch.setattr(bench_mcp, "run", lambda **kwargs: calls.append(kwargs))
+    monkeypatch.setattr(bench, "run_mcp_bench", lambda **kwargs: calls.append(kwargs))
     with pytest.raises(CommandError, match=message):
         call_command("bench", "mcp", *argv)
     assert calls == []
@@ -56,7 +56,7 @@ def test_bench_mcp_refuses_bad_options_before_starting_anything(
 def test_bench_mcp_against_atrium_up_with_its_worker_reports_errors_lost_and_latency() -> None:
     """The short version of `atrium bench mcp --clients 50 --seconds 60 --json` (figures in the README)."""
     out = StringIO()
-    bench_mcp.run(clients=5, seconds=5, url=None, tokens=[], as_json=True, stdout=out)
+    bench.run_mcp_bench(clients=5, seconds=5, url=None, tokens=[], as_json=True, stdout=out)
     report = json.loads(out.getvalue())
     assert report["server"].startswith("atrium up (web and worker)")
     assert report["errors"] == 0 and report["lost"] == 0, report["error_examples"]

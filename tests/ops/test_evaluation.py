@@ -34,8 +34,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from memory.models import Memory
-from ops.eval_datasets import DatasetError
-from ops.evaluation import load_dataset, parse_session_time, score_question, turn_content
+from ops.eval import DatasetError, load_dataset, parse_session_time, score_question, turn_content
 from palace.models import OpLog, Palace
 
 TINY = Path(__file__).parent / "data" / "tiny.jsonl"
@@ -119,7 +118,7 @@ def test_eval_on_the_tiny_dataset_gives_the_known_figures() -> None:
 def test_eval_never_reads_answers_evidence_or_categories_before_scoring(tmp_path: Path, dataset: Path) -> None:
     """Blank the answers, every evidence list (questions' and facts') and the categories: ingest and search must
     return the same rankings; only the scores may change."""
-    from ops import evaluation
+    from ops.eval import retrieval as evaluation
 
     blind = tmp_path / "blind.jsonl"
     with blind.open("w") as out:
@@ -204,7 +203,7 @@ def test_eval_on_tiny_facts_gives_the_known_figures() -> None:
 def test_a_fact_is_saved_as_mcp_saves_it_at_its_session_time(monkeypatch: Any) -> None:
     """Content only, kind fact, the session time as the moment of saving; no speaker, session or turn."""
     from memory import save
-    from ops import evaluation
+    from ops.eval import retrieval as evaluation
 
     calls: list[dict[str, Any]] = []
     real_save = save.memory_save
@@ -242,7 +241,7 @@ def test_plain_baselines_run_through_the_same_harness(method: str) -> None:
 def test_bm25_baseline_ranks_rare_words_first_and_cjk_by_bigrams() -> None:
     import numpy as np
 
-    from ops.eval_methods import Corpus
+    from ops.eval import Corpus
 
     vector = np.zeros(384, dtype=np.float32)
     corpus = Corpus(
@@ -262,7 +261,7 @@ def test_bm25_baseline_ranks_rare_words_first_and_cjk_by_bigrams() -> None:
 
 @pytest.mark.django_db
 def test_background_fills_other_palaces_and_removes_them(monkeypatch: Any) -> None:
-    from ops import bench_search as benchmark
+    from ops.bench import search as benchmark
 
     palaces, memories = Palace.objects.count(), Memory.objects.count()
     sizes: list[int] = []

@@ -1,5 +1,5 @@
-"""Exports (ops/portability.py, ops/portability_markdown.py): complete, bounded by what the person may read, and a
-redacted view that holds no secret and no string over 40 characters."""
+"""Exports (ops/portability/exporting.py, ops/portability/markdown.py): complete, bounded by what the person may read,
+and a redacted view that holds no secret and no string over 40 characters."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from ops.portability import PREVIEW_CHARS, SECTIONS, export_document
-from ops.portability_markdown import markdown_zip
+from ops.portability import PREVIEW_CHARS, SECTIONS, export_document, markdown_zip
 from palace.errors import NotFound
 from palace.models import Palace
 from tests.conftest import PROJECT_ORIGIN

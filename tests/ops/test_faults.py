@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from ops.bench_mcp import LocalStack, local_stack
+from ops.bench import LocalStack, local_stack
 from ops.embedded import start_redis
 from tests.fakes.openai_server import EMBEDDINGS_PATH, FakeOpenAI, Slow, http_error
 from tests.ops import faults

@@ -1,4 +1,4 @@
-"""Imports (ops/portability_import.py): lossless into an empty palace (the round trip gives the same document, ids
+"""Imports (ops/portability/importing.py): lossless into an empty palace (the round trip gives the same document, ids
 remapped), through the write pipeline into a non-empty one, and only where the person may write."""
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from django.core.management import CommandError, call_command
 
 from memory.models import Memory
 from memory.save import memory_save
-from ops.portability import export_document
-from ops.portability_import import import_document
+from ops.portability import export_document, import_document
 from palace.actors import Actor
 from palace.errors import InvalidInput, NotFound
 from palace.models import OpLog, Palace

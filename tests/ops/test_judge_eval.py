@@ -11,7 +11,7 @@ from django.conf import settings
 from django.core.management import call_command
 
 from memory.judge import dispositions
-from ops.judge_eval import DEFAULT_PAIRS, Pair, evaluate, fake_model, load_pairs, rules_only, similarities
+from ops.eval import DEFAULT_PAIRS, Pair, evaluate_pairs, fake_model, load_pairs, rules_only, similarities
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ def test_without_a_model_every_pair_gets_exactly_the_rules_disposition(
     pairs_and_sims: tuple[list[Pair], list[float]],
 ) -> None:
     pairs, sims = pairs_and_sims
-    scores = evaluate(pairs, path="rules", judge_for=rules_only, sims=sims)
+    scores = evaluate_pairs(pairs, path="rules", judge_for=rules_only, sims=sims)
     for outcome, pair, sim in zip(scores.outcomes, pairs, sims, strict=True):
         neighbour = dispositions.Neighbour(id=pair.id, kind=pair.kind, content=pair.old, placard="", similarity=sim)
         expected = dispositions.dispose(
@@ -54,8 +54,8 @@ def test_without_a_model_every_pair_gets_exactly_the_rules_disposition(
 
 def test_the_model_path_is_measured_through_the_fake_server(pairs_and_sims: tuple[list[Pair], list[float]]) -> None:
     pairs, sims = pairs_and_sims
-    rules = evaluate(pairs, path="rules", judge_for=rules_only, sims=sims).report()
-    model = evaluate(pairs, path="fake", judge_for=fake_model(), sims=sims).report()
+    rules = evaluate_pairs(pairs, path="rules", judge_for=rules_only, sims=sims).report()
+    model = evaluate_pairs(pairs, path="fake", judge_for=fake_model(), sims=sims).report()
     assert model["model_ruled"] > rules["dispositions"].get("defer", 0)
     assert model["fallbacks"] == {}  # every ruling came from the (fake) model
     for report in (rules, model):

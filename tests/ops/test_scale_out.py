@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import psutil
 import pytest
 
-from ops.bench_mcp import LocalStack, local_stack
+from ops.bench import LocalStack, local_stack
 from tests.fakes.openai_server import EMBEDDINGS_PATH, FakeOpenAI, http_error
 from tests.ops import faults
 

@@ -15,8 +15,8 @@ To add a tool, in the family's module (or a new module imported below):
         return out, text.thing(out)
 
 The name and the write flag are declared once, in `@tool` (api/mcp/registry.py); `run` (api/mcp/runner.py) loads
-the caller, refuses write tools to read tokens and maps domain errors. Output models go in api/mcp/schemas.py,
-texts in api/mcp/text.py. Tool names are
+the caller, refuses write tools to read tokens and maps domain errors. Output models go in the family's module of
+api/mcp/schemas/, texts in its module of api/mcp/text/. Tool names are
 a public contract (`memory_<verb>`).
 """
 

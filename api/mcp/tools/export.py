@@ -12,7 +12,7 @@ from pydantic import Field
 from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
 from api.mcp.schemas import Out
-from ops.portability_links import LINK_SECONDS, export_file, link_token
+from ops.portability import LINK_SECONDS, export_file, link_token
 
 INLINE_BYTES = 32_000  # a JSON export up to this size comes back inline; larger ones, and every vault, as a link
 

@@ -10,11 +10,9 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from api.mcp import mapping, text, text_profile
-from api.mcp import schemas_profile as sp
+from api.mcp import mapping, schemas, text
 from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
-from api.mcp.schemas import Project
 from memory.context import (
     BOOTSTRAP_MIN_TOKEN_BUDGET,
     BOOTSTRAP_TOKEN_BUDGET,
@@ -57,8 +55,8 @@ def resolve_palace(call: ToolCall, project: str | None, *, write: bool) -> Palac
         raise NotFound(text.palace_not_found(project)) from None
 
 
-def version_out(v: ProfileVersion) -> sp.ProfileVersionOut:
-    return sp.ProfileVersionOut(
+def version_out(v: ProfileVersion) -> schemas.ProfileVersionOut:
+    return schemas.ProfileVersionOut(
         version=v.version,
         content=v.content,
         rolled_back_from=v.rolled_back_from,
@@ -67,10 +65,10 @@ def version_out(v: ProfileVersion) -> sp.ProfileVersionOut:
     )
 
 
-def handoff_out(h: HandoffVersion | None, palace: Palace) -> sp.HandoffOut:
+def handoff_out(h: HandoffVersion | None, palace: Palace) -> schemas.HandoffOut:
     if h is None:
-        return sp.HandoffOut(palace=palace.label, version=0, doing="", next_steps=[], open_questions=[], files=[])
-    return sp.HandoffOut(
+        return schemas.HandoffOut(palace=palace.label, version=0, doing="", next_steps=[], open_questions=[], files=[])
+    return schemas.HandoffOut(
         palace=palace.label,
         version=h.version,
         doing=h.doing,
@@ -93,8 +91,8 @@ async def memory_profile_edit(
     ] = None,
     expected_version: ExpectedVersion = None,
     version: Annotated[int | None, Field(ge=1, le=2**31 - 1, description="The version to restore (rollback).")] = None,
-    project: Project = None,
-) -> Annotated[CallToolResult, sp.ProfileEditOut]:
+    project: schemas.Project = None,
+) -> Annotated[CallToolResult, schemas.ProfileEditOut]:
     """The curated profile: a short text a person writes about themselves (personal palace) or a project's writers
     about the project (`project`). It is injected first into memory_profile, atrium://profile and the bootstrap
     block, before the memories Atrium derives.
@@ -123,7 +121,7 @@ def _profile_edit(
     expected: int | None,
     version: int | None,
     project: str | None,
-) -> tuple[sp.ProfileEditOut, str]:
+) -> tuple[schemas.ProfileEditOut, str]:
     palace = resolve_palace(call, project, write=action != "view")
     if action == "edit":
         if content is None or expected is None:
@@ -135,7 +133,7 @@ def _profile_edit(
         curated_checkout(palace=palace, actor=call.actor, version=version, expected_version=expected)
     history = curated_history(palace_id=palace.pk, limit=VERSION_LIMIT)
     role = role_in(user=call.user, palace=palace)
-    out = sp.ProfileEditOut(
+    out = schemas.ProfileEditOut(
         palace=palace.label,
         action=action,
         version=history[0].version if history else 0,
@@ -143,7 +141,7 @@ def _profile_edit(
         can_edit=role in ("owner", "editor") and call.caller.can_write,
         history=[version_out(v) for v in history],
     )
-    return out, text_profile.profile_edit(out)
+    return out, text.profile_edit(out)
 
 
 # --- memory_handoff_save / memory_handoff_load ---------------------------------------------------------------------
@@ -158,8 +156,8 @@ async def memory_handoff_save(
     next_steps: ListOfLines = [],  # noqa: B006 (pydantic copies defaults)
     open_questions: ListOfLines = [],  # noqa: B006
     files: ListOfLines = [],  # noqa: B006
-    project: Project = None,
-) -> Annotated[CallToolResult, sp.HandoffOut]:
+    project: schemas.Project = None,
+) -> Annotated[CallToolResult, schemas.HandoffOut]:
     """Save where you stopped, for the next session: what you were doing, next steps, open questions, files touched.
     One handoff per person and palace (your personal palace, or a `project` you may write to), private to you even
     in a shared project. Each save is a new version; the previous snapshot is kept (memory_history lists them).
@@ -182,20 +180,20 @@ async def memory_handoff_save(
 
 def _handoff_save(
     call: ToolCall, *, expected: int, data: HandoffInput, project: str | None
-) -> tuple[sp.HandoffOut, str]:
+) -> tuple[schemas.HandoffOut, str]:
     palace = resolve_palace(call, project, write=True)
     row = handoff_save(palace=palace, actor=call.actor, data=data, expected_version=expected)
     out = handoff_out(row, palace)
-    return out, text_profile.handoff_saved(out)
+    return out, text.handoff_saved(out)
 
 
 @tool("memory_handoff_load", title="Load your handoff (session bootstrap)")
 async def memory_handoff_load(
-    project: Project = None,
+    project: schemas.Project = None,
     budget: Annotated[
         int, Field(ge=BOOTSTRAP_MIN_TOKEN_BUDGET, le=8192, description="Token budget of the block (128–8192).")
     ] = BOOTSTRAP_TOKEN_BUDGET,
-) -> Annotated[CallToolResult, sp.BootstrapOut]:
+) -> Annotated[CallToolResult, schemas.BootstrapOut]:
     """Start a session where the last one stopped: your handoff in this palace (`project`, else your token's default
     project, else personal), then the curated profiles (yours, then the project's), then the most relevant recent
     memories of that palace (by rule: importance, then recency, last 30 days) — one block within the token budget,
@@ -207,12 +205,12 @@ async def memory_handoff_load(
     return await run(lambda call: _handoff_load(call, project=project, budget=budget))
 
 
-def _handoff_load(call: ToolCall, *, project: str | None, budget: int) -> tuple[sp.BootstrapOut, str]:
+def _handoff_load(call: ToolCall, *, project: str | None, budget: int) -> tuple[schemas.BootstrapOut, str]:
     personal = resolve_palace(call, None, write=False)
     palace = resolve_palace(call, project, write=False) if project else (call.caller.default_project() or personal)
     block = bootstrap_build(actor=call.actor, palace=palace, personal=personal, budget=budget)
     current = handoff_current(palace_id=palace.pk, actor=call.actor)
-    out = sp.BootstrapOut(
+    out = schemas.BootstrapOut(
         text=block.text,
         tokens=block.tokens,
         budget=block.budget,
@@ -235,9 +233,9 @@ async def memory_history(
         Field(description="handoff: your handoff's versions; profile: the curated profile's; memory: a chain."),
     ] = "handoff",
     id: Annotated[int | None, Field(ge=1, le=2**63 - 1, description="The memory id (target=memory).")] = None,
-    project: Project = None,
+    project: schemas.Project = None,
     limit: Annotated[int, Field(ge=1, le=50, description="Versions to list (1–50).")] = VERSION_LIMIT,
-) -> Annotated[CallToolResult, sp.HistoryOut]:
+) -> Annotated[CallToolResult, schemas.HistoryOut]:
     """List versions, newest first: your handoff's snapshots in a palace (personal or `project`), the curated
     profile's versions, or a memory's supersede chain (target=memory with `id`: every correction of it).
 
@@ -249,20 +247,22 @@ async def memory_history(
 
 def _history(
     call: ToolCall, *, target: Literal["handoff", "profile", "memory"], id: int | None, project: str | None, limit: int
-) -> tuple[sp.HistoryOut, str]:
+) -> tuple[schemas.HistoryOut, str]:
     if target == "memory":
         if id is None:
             raise InvalidInput("target=memory needs `id` (a memory id, as printed id=…)")
         chain = memory_supersede_chain(user=call.user, memory_id=id)
         labels = palace_labels(user=call.user, palace_ids={m.palace_id for m in chain})
         rows = [mapping.memory_row(m, labels) for m in chain[:limit]]
-        out = sp.HistoryOut(target=target, palace=rows[0].palace if rows else "", memories=rows)
-        return out, text_profile.history(out)
+        out = schemas.HistoryOut(target=target, palace=rows[0].palace if rows else "", memories=rows)
+        return out, text.history(out)
     palace = resolve_palace(call, project, write=False)
     if target == "profile":
         versions = curated_history(palace_id=palace.pk, limit=limit)
-        out = sp.HistoryOut(target=target, palace=palace.label, profile=[version_out(v) for v in versions])
+        out = schemas.HistoryOut(target=target, palace=palace.label, profile=[version_out(v) for v in versions])
     else:
         snapshots = handoff_history(palace_id=palace.pk, actor=call.actor, limit=limit)
-        out = sp.HistoryOut(target=target, palace=palace.label, handoffs=[handoff_out(h, palace) for h in snapshots])
-    return out, text_profile.history(out)
+        out = schemas.HistoryOut(
+            target=target, palace=palace.label, handoffs=[handoff_out(h, palace) for h in snapshots]
+        )
+    return out, text.history(out)

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from api.mcp import mapping, schemas, text, text_profile
+from api.mcp import mapping, schemas, text
 from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
 from api.mcp.tools.handoff import handoff_out, resolve_palace
@@ -57,7 +57,7 @@ def _checkout(
         row = handoff_checkout(palace=palace, actor=call.actor, version=id, reason=reason)
         handoff = handoff_out(row, palace)
         done = schemas.CheckoutOut(handoff=handoff, checkout_of=id, supersedes=row.version - 1)
-        return done, text_profile.handoff_saved(handoff)
+        return done, text.handoff_saved(handoff)
     new = lifecycle.memory_checkout(memory_id=id, actor=call.actor, reason=reason, source=SOURCE)
     out = schemas.CheckoutOut(
         memory=mapping.memory_row(new, {new.palace_id: new.palace.label}),

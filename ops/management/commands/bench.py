@@ -10,7 +10,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ops import bench_mcp
+from ops import bench
 
 
 class Command(BaseCommand):
@@ -40,7 +40,7 @@ class Command(BaseCommand):
         if options["queries"] < 1 or options["saves"] < 1:
             raise CommandError("--queries and --saves must be positive")
         logging.getLogger("palace.slots").setLevel(logging.ERROR)
-        from ops.bench_search import run_search_bench
+        from ops.bench import run_search_bench
 
         # A bench drops the HNSW index for its bulk load and rebuilds it, and removes its palaces, in `finally`
         # blocks: make SIGTERM unwind like Ctrl-C so they run (a killed bench once left a database without index).
@@ -87,7 +87,7 @@ class Command(BaseCommand):
             raise CommandError("--clients must be 1–500 and --seconds 0–3600")
         if url and not tokens:
             raise CommandError("--url needs at least one --token (a write token of that server)")
-        bench_mcp.run(
+        bench.run_mcp_bench(
             clients=clients, seconds=seconds, url=url, tokens=tokens, as_json=options["json"], stdout=self.stdout
         )
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ops.evaluation import METHODS, SEARCH_DEPTH, SESSION_K, DatasetError, evaluate_dataset, load_dataset
+from ops.eval import METHODS, SEARCH_DEPTH, SESSION_K, DatasetError, evaluate_dataset, load_dataset
 
 
 def _parse_ks(raw: str) -> tuple[int, ...]:

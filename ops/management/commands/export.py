@@ -1,7 +1,7 @@
 """`atrium export --user NAME [--project ORIGIN] --format json|markdown [--redacted] --out FILE`
 
-Writes what NAME may read (or one project of it) as the export document (ops/portability.py) or a Markdown vault
-(ops/portability_markdown.py). Row-level security acts as NAME while it reads.
+Writes what NAME may read (or one project of it) as the export document (ops/portability/exporting.py) or a Markdown
+vault (ops/portability/markdown.py). Row-level security acts as NAME while it reads.
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ops.portability import export_document
-from ops.portability_markdown import markdown_zip
+from ops.portability import export_document, markdown_zip
 from palace.errors import AtriumError
 
 

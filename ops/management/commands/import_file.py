@@ -1,4 +1,4 @@
-"""`atrium import FILE --user NAME [--project ORIGIN]`: load an export (ops/portability_import.py says how)."""
+"""`atrium import FILE --user NAME [--project ORIGIN]`: load an export (ops/portability/importing.py says how)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ops.management.commands.export import user_named
-from ops.portability_import import import_document
+from ops.portability import import_document
 from palace.errors import AtriumError
 
 

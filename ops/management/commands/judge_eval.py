@@ -13,10 +13,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memory.judge import JudgeConfig
 from memory.providers import LLMConfig
-from ops.judge_eval import (
+from ops.eval import (
     DEFAULT_PAIRS,
     PairsError,
-    evaluate,
+    evaluate_pairs,
     fake_model,
     fixed,
     format_report,
@@ -47,14 +47,14 @@ class Command(BaseCommand):
         except (OSError, PairsError) as exc:
             raise CommandError(str(exc)) from exc
         sims = similarities(pairs)
-        reports = [evaluate(pairs, path="rules", judge_for=rules_only, sims=sims).report()]
+        reports = [evaluate_pairs(pairs, path="rules", judge_for=rules_only, sims=sims).report()]
         if options["fake"]:
             try:
                 judge_for = fake_model(options["timeout_ms"])
             except ImportError as exc:
                 raise CommandError("--fake needs the test suite's tests/fakes (run from a source checkout)") from exc
             reports.append(
-                evaluate(pairs, path="model (fake server, scripted)", judge_for=judge_for, sims=sims).report()
+                evaluate_pairs(pairs, path="model (fake server, scripted)", judge_for=judge_for, sims=sims).report()
             )
         if options["base_url"]:
             if not options["model"]:
@@ -72,7 +72,7 @@ class Command(BaseCommand):
                 raise CommandError(str(exc)) from exc
             config = JudgeConfig(llm=llm, off_reason="", timeout_ms=options["timeout_ms"])
             reports.append(
-                evaluate(pairs, path=f"model {options['model']}", judge_for=fixed(config), sims=sims).report()
+                evaluate_pairs(pairs, path=f"model {options['model']}", judge_for=fixed(config), sims=sims).report()
             )
         if options["json"]:
             self.stdout.write(json.dumps(reports, indent=1))

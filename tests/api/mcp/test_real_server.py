@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from ops.bench_mcp import local_server
+from ops.bench import local_server
 
 pytestmark = pytest.mark.slow
 FACTS = {

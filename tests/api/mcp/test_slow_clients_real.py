@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from ops.bench_mcp import local_server
+from ops.bench import local_server
 
 pytestmark = pytest.mark.slow
 BODY_TIMEOUT = 8

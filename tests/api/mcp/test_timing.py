@@ -13,7 +13,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from api.mcp.runner import SERVICE_MS_META
 from api.mcp.timing import RequestTiming
-from ops.bench_mcp import parse_server_timing
+from ops.bench import parse_server_timing
 from tests.api.mcp.conftest import BASE, MODES, raw_post_sync, run
 
 
@@ -100,7 +100,7 @@ def test_server_timing_header_format() -> None:
 
 
 def test_the_bench_reads_the_service_time_under_the_key_the_server_writes() -> None:
-    from ops import bench_mcp
+    from ops.bench import mcp as bench_mcp
 
     assert bench_mcp.SERVICE_MS_META == SERVICE_MS_META
 
@@ -108,7 +108,7 @@ def test_the_bench_reads_the_service_time_under_the_key_the_server_writes() -> N
 def test_bench_report_on_a_tiny_run(tokens: dict[str, str]) -> None:
     """Two official clients for a second, in process: the report's keys, 0 errors, every save read back."""
     from config.asgi import application
-    from ops import bench_mcp as bench
+    from ops.bench import mcp as bench
 
     report = bench.measure(
         url=f"{BASE}/mcp",
@@ -152,7 +152,7 @@ def test_bench_report_on_a_tiny_run(tokens: dict[str, str]) -> None:
 
 def test_bench_one_client_is_labelled_without_queueing(tokens: dict[str, str]) -> None:
     from config.asgi import application
-    from ops import bench_mcp as bench
+    from ops.bench import mcp as bench
 
     report = bench.measure(
         url=f"{BASE}/mcp",

@@ -15,7 +15,7 @@ from django.db import connection
 from django.db.backends.signals import connection_created
 
 from api.mcp.workers import OrmWorkers
-from ops.bench_mcp import parse_server_timing
+from ops.bench import parse_server_timing
 from tests.api.mcp.conftest import call, mcp_client, raw_post, run
 
 CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "memory_stats", "arguments": {}}}

@@ -1,5 +1,6 @@
-"""Outputs of the curated-profile and handoff tools (memory_profile_edit, memory_handoff_save, memory_handoff_load,
-memory_history, and memory_checkout on a handoff), beside api/mcp/schemas.py's: the same camelCase wire names."""
+"""The handoff family's outputs: the curated-profile and handoff tools (memory_profile_edit, memory_handoff_save,
+memory_handoff_load, memory_history, and memory_checkout on a handoff). Wire names are camelCase, as in
+api/mcp/schemas/common.py."""
 
 from __future__ import annotations
 
@@ -8,9 +9,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from api.mcp.schemas import HandoffOut, MemoryRow, Out
-
-__all__ = ["BootstrapOut", "HandoffOut", "HistoryOut", "ProfileEditOut", "ProfileVersionOut"]
+from api.mcp.schemas.common import MemoryRow, Out
 
 
 class ProfileVersionOut(Out):
@@ -47,3 +46,16 @@ class HistoryOut(Out):
     handoffs: list[HandoffOut] = Field(default_factory=list, description="your handoff versions, newest first")
     profile: list[ProfileVersionOut] = Field(default_factory=list, description="curated profile versions")
     memories: list[MemoryRow] = Field(default_factory=list, description="a memory's supersede chain, newest first")
+
+
+class HandoffOut(Out):
+    """A person's handoff in a palace (memory_handoff_save, _load, memory_history, memory_checkout)."""
+
+    palace: str
+    version: int = Field(description="0 when no handoff is saved yet")
+    doing: str
+    next_steps: list[str]
+    open_questions: list[str]
+    files: list[str]
+    restored_from: int | None = Field(default=None, description="a checkout copied this version")
+    created_at: datetime | None = None

@@ -513,7 +513,9 @@ def _loadavg() -> list[float] | None:
     return None
 
 
-def run(*, clients: int, seconds: float, url: str | None, tokens: list[str], as_json: bool, stdout: Any = None) -> None:
+def run_mcp_bench(
+    *, clients: int, seconds: float, url: str | None, tokens: list[str], as_json: bool, stdout: Any = None
+) -> None:
     """Run the benchmark and print a report (one JSON object with `as_json`). See the module docstring.
 
     `url` None starts a throwaway server; otherwise `tokens` are write tokens of the server at `url`."""

@@ -1,20 +1,20 @@
-"""What the model reads from the curated-profile and handoff tools (beside api/mcp/text.py). Recalled text (a
+"""What the model reads from the handoff family (the curated-profile and handoff tools). Recalled text (a
 profile's content, a handoff, the bootstrap block, histories) is wrapped in `<atrium_memory_context>`; write
 confirmations name the new version and stay unwrapped."""
 
 from __future__ import annotations
 
-from api.mcp import schemas_profile as sp
-from api.mcp.text import flat, row_line, rows_text
+from api.mcp import schemas
+from api.mcp.text.common import flat, row_line, rows_text
 from memory.text import wrap_memory_context
 
 
-def _version_line(v: sp.ProfileVersionOut) -> str:
+def _version_line(v: schemas.ProfileVersionOut) -> str:
     back = f" (rollback of v{v.rolled_back_from})" if v.rolled_back_from is not None else ""
     return f"- v{v.version}{back} by {v.created_by or '?'} at {v.created_at:%Y-%m-%d %H:%M} — {flat(v.content)[:120]}"
 
 
-def profile_edit(out: sp.ProfileEditOut) -> str:
+def profile_edit(out: schemas.ProfileEditOut) -> str:
     if out.action == "edit":
         return (
             f"Saved the curated profile of {out.palace} as version {out.version}; earlier versions are kept "
@@ -32,7 +32,7 @@ def profile_edit(out: sp.ProfileEditOut) -> str:
     return wrap_memory_context("\n".join(lines))
 
 
-def handoff_body(h: sp.HandoffOut) -> list[str]:
+def handoff_body(h: schemas.HandoffOut) -> list[str]:
     if not h.version:
         return [f"No handoff saved yet in {h.palace} (save with expected_version=0)."]
     back = f", a checkout of v{h.restored_from}" if h.restored_from is not None else ""
@@ -45,7 +45,7 @@ def handoff_body(h: sp.HandoffOut) -> list[str]:
     return lines
 
 
-def handoff_saved(h: sp.HandoffOut) -> str:
+def handoff_saved(h: schemas.HandoffOut) -> str:
     back = f" (a checkout of v{h.restored_from}: revert forward, no version lost)" if h.restored_from else ""
     return (
         f"Saved your handoff in {h.palace} as version {h.version}{back}; the previous snapshot is kept. "
@@ -53,7 +53,7 @@ def handoff_saved(h: sp.HandoffOut) -> str:
     )
 
 
-def history(out: sp.HistoryOut) -> str:
+def history(out: schemas.HistoryOut) -> str:
     if out.target == "memory":
         return rows_text("Supersede chain (newest first):", (row_line(m) for m in out.memories), empty="(no versions)")
     if out.target == "profile":

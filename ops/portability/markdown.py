@@ -5,8 +5,8 @@ memories. Each memory file starts with YAML front matter (its fields; strings wr
 reads as they are, so no YAML library is needed) and its body, then its links as `[[id]]` backlinks: the version it
 supersedes, its edges both ways, and its room. Vault apps resolve `[[12]]` to the file `12.md` wherever it is.
 
-Built from the export document (ops/portability.py), so it covers exactly what the JSON does for the same person and
-scope, redacted or not. Vectors are not written (the JSON carries them).
+Built from the export document (ops/portability/exporting.py), so it covers exactly what the JSON does for the same
+person and scope, redacted or not. Vectors are not written (the JSON carries them).
 """
 
 from __future__ import annotations

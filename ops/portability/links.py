@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from django.contrib.auth import get_user_model
 from django.core import signing
 
-from ops.portability import export_document
-from ops.portability_markdown import markdown_zip
+from ops.portability.exporting import export_document
+from ops.portability.markdown import markdown_zip
 from palace.errors import InvalidInput, NotFound
 
 if TYPE_CHECKING:

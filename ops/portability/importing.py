@@ -1,4 +1,4 @@
-"""Importing an export document (ops/portability.py) into palaces of this server.
+"""Importing an export document (ops/portability/exporting.py) into palaces of this server.
 
 Each palace section of the document goes to a target: with `project`, the one section goes to that project's palace;
 otherwise a personal section goes to the importing person's personal palace and a project section to the palace of
@@ -32,7 +32,7 @@ from django.utils import timezone
 
 from memory.models import Entity, HandoffVersion, Memory, ProfileVersion
 from memory.save import memory_save
-from ops.portability import FORMAT, TABLES, VERSION, Table, exportable_fields
+from ops.portability.exporting import FORMAT, TABLES, VERSION, Table, exportable_fields
 from palace import rls
 from palace.actors import Actor
 from palace.errors import InvalidInput

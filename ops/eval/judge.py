@@ -28,7 +28,7 @@ from memory.providers import embed_passages
 from memory.save import SaveItem, derive_texts, prepare_item
 
 LABELS = ("same", "contradiction", "compatible")
-DEFAULT_PAIRS = Path(__file__).resolve().parent.parent / "tests" / "memory" / "data" / "judge_pairs.jsonl"
+DEFAULT_PAIRS = Path(__file__).resolve().parents[2] / "tests" / "memory" / "data" / "judge_pairs.jsonl"
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ def similarities(pairs: list[Pair]) -> list[float]:
 JudgeFor = Callable[[Pair], AbstractContextManager[JudgeConfig]]
 
 
-def evaluate(pairs: list[Pair], *, path: str, judge_for: JudgeFor, sims: list[float] | None = None) -> Scores:
+def evaluate_pairs(pairs: list[Pair], *, path: str, judge_for: JudgeFor, sims: list[float] | None = None) -> Scores:
     """Rule on every pair with the judge `judge_for(pair)` gives (a context: a fake server may live per pair)."""
     sims = sims if sims is not None else similarities(pairs)
     outcomes = []

@@ -43,7 +43,7 @@ from django.db import transaction
 
 from memory.models import Memory
 from memory.search import SearchRequest, memory_search
-from ops.eval_datasets import (
+from ops.eval.datasets import (
     FACTS,
     TRANSCRIPTS,
     Conversation,
@@ -52,7 +52,7 @@ from ops.eval_datasets import (
     parse_session_time,
     turn_content,
 )
-from ops.eval_methods import BASELINES, CachingEmbedder, Corpus
+from ops.eval.methods import BASELINES, CachingEmbedder, Corpus
 from palace.actors import Actor
 from palace.models import Palace
 
@@ -384,7 +384,7 @@ def _use_cache(stack: ExitStack, path: str | Path | None) -> CachingEmbedder | N
 
 
 def _fill_background(stack: ExitStack, count: int, say: Callable[[str], None]) -> None:
-    from ops.bench_search import background_fill, background_remove
+    from ops.bench import background_fill, background_remove
 
     owners = background_fill(memories=count, progress=say)
     stack.callback(background_remove, owners, progress=say)

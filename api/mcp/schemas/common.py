@@ -1,0 +1,136 @@
+"""What every family of MCP tools shares: the argument types with their limits (ids, projects, content, placards,
+importance, entities) and the base models, under which outputs become `outputSchema` + `structuredContent`. Wire
+names are camelCase (the MCP convention); Python names stay snake_case."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from django.conf import settings
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from palace.kinds import KindName
+
+Kind = KindName  # the one definition of the kinds (palace.kinds), under the name the tools use
+MemoryId = Annotated[int, Field(ge=1, le=2**63 - 1, description="A memory id, as printed `id=` / `#id`.")]
+Project = Annotated[
+    str | None,
+    Field(
+        default=None,
+        max_length=400,
+        description=(
+            "Git origin of a project palace you are a member of (e.g. github.com/org/repo or "
+            "git@github.com:org/repo.git). Omit for your personal palace."
+        ),
+    ),
+]
+# Every tool argument that carries memory content has this type, so content over the limit is refused by the
+# schema (a tool error naming the limit) before any processing.
+CONTENT_LIMIT = settings.ATRIUM_MAX_CONTENT_CHARS
+Content = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=CONTENT_LIMIT,
+        description=f"One idea, at most {CONTENT_LIMIT} characters (split longer text into several memories).",
+    ),
+]
+Placard = Annotated[str, Field(max_length=200)]
+Importance = Annotated[
+    float | None,
+    Field(
+        default=None,
+        ge=0,
+        le=1,
+        description=(
+            "0–1: how much it matters later. Omit to let the server decide (decisions and preferences start higher, "
+            "episodes lower, 'always/never/must' raises, 'maybe/for now' lowers); low-importance memories fade when "
+            "unused."
+        ),
+    ),
+]
+Restore = Annotated[
+    bool,
+    Field(
+        description=(
+            "If the content restates a forgotten memory, restore that memory instead of deferring (default: the save "
+            "is deferred with the forgotten memory's id and epitaph)."
+        )
+    ),
+]
+Reason = Annotated[str, Field(max_length=500)]
+
+
+class Out(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
+class In(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class EntityIn(In):
+    name: Annotated[str, Field(min_length=1, max_length=200, description="The name as you would write it.")]
+    kind: Annotated[
+        str | None, Field(default=None, max_length=32, description="person | project | tool | concept | place | other")
+    ] = None
+    aliases: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=200)]],
+        Field(default_factory=list, max_length=20, description="Other names for the same entity."),
+    ]
+
+
+Entities = Annotated[
+    list[EntityIn] | None,
+    Field(
+        default=None,
+        max_length=20,
+        description=(
+            "Optional: the entities this memory is about, stated by you (linked as source=agent), e.g. "
+            '[{"name": "Redis", "kind": "tool"}, {"name": "Bob Lee", "kind": "person", "aliases": ["Bob"]}]. '
+            "The server also finds mentions itself."
+        ),
+    ),
+]
+
+
+class EntityTagOut(Out):
+    id: int
+    name: str
+    kind: str
+    source: str = Field(default="", description="who found the mention: rules | model | agent | merge")
+
+
+class MemoryRow(Out):
+    id: int
+    kind: str
+    status: str
+    coordinate: str | None = Field(description="room#slot in its palace; null when not slotted yet")
+    palace: str = Field(description='"my palace" or the project origin')
+    placard: str
+    content: str
+    content_truncated: bool = False
+    confidence: float
+    version: int
+    occurred_at: datetime
+    created_at: datetime
+
+
+class FactOut(Out):
+    """A fact as it stood at the asked point: valid_to / supersededAt as known then (null: still true / not
+    replaced yet)."""
+
+    id: int
+    entity_id: int
+    entity: str
+    predicate: str
+    content: str
+    valid_from: datetime | None = Field(description="when it became true in the world (null: unknown)")
+    valid_to: datetime | None = Field(description="when it stopped being true (null: still true, as known then)")
+    recorded_at: datetime = Field(description="when Atrium learned it")
+    superseded_at: datetime | None = Field(description="when a later fact replaced this record (as known then)")
+    replaces: int | None
+    replaced_by: int | None
+    state: Literal["current", "ended", "replaced", "not_yet_valid"]

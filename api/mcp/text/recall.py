@@ -1,0 +1,65 @@
+"""What the model reads from the recall family (memory_search, memory_assess, memory_examine); recalled text is
+wrapped."""
+
+from __future__ import annotations
+
+from api.mcp import schemas
+from api.mcp.text.common import flat, row_line, rows_text
+from api.mcp.text.save import entity_list
+from memory.text import wrap_memory_context
+
+
+def searched(out: schemas.SearchOut) -> str:
+    head = f'Search "{flat(out.query)}" — mode: {out.mode}'
+    if out.view != "current":
+        head += f" — as-of view: memories and facts {out.view}, not today's versions"
+    if out.degraded:
+        head += f" (degraded: {', '.join(out.degraded)} arm unavailable; results come from the remaining arm)"
+    if out.common_words:
+        head += f" (too common to match on their own: {', '.join(out.common_words)})"
+    if not out.hits:
+        return wrap_memory_context(f"{head}\nNo memory matched. Nothing here is evidence; search differently or ask.")
+    lines = [head]
+    for hit in out.hits:
+        line = f"- id={hit.id} ref={hit.ref} [{hit.label}] [{hit.coordinate or 'unslotted'}] {hit.kind}"
+        if hit.palace != "my palace":
+            line += f" @{hit.palace}"
+        if hit.placard:
+            line += f" · {flat(hit.placard)}"
+        line += f" — {flat(hit.content)}"
+        if hit.cues:
+            line += f" (nearby: {', '.join(hit.cues)})"
+        if hit.open_edges:
+            line += f" [open contradiction: {', '.join(f'edge={e}' for e in hit.open_edges)}]"
+        if hit.facts:
+            line += " [facts: " + "; ".join(f"{flat(f.entity)}: {flat(f.content)}" for f in hit.facts) + "]"
+        if hit.entities:
+            line += f" [entities: {entity_list(hit.entities)}]"
+        lines.append(line)
+    lines.append(
+        f"batch={out.batch_id} — before answering, call memory_assess with this batchId and the refs that answer "
+        "the question; memory_examine ids for full text."
+    )
+    return wrap_memory_context("\n".join(lines))
+
+
+def assessed(out: schemas.AssessOut) -> str:
+    lines = [f"Verdict for {out.batch_id}: {out.verdict}. Next strategy: {out.next_strategy}."]
+    if out.valid_refs:
+        lines.append(f"Valid evidence: {', '.join(out.valid_refs)} (memories {', '.join(map(str, out.memory_ids))}).")
+    for rejected in out.rejected_refs:
+        lines.append(f"Rejected ref {rejected.ref}: {rejected.reason}.")
+    for reason in out.reasons:
+        lines.append(f"Insufficient because {reason}.")
+    if out.missing:
+        lines.append(f"Missing: {'; '.join(out.missing)}.")
+    if out.verdict == "insufficient":
+        lines.append("Search again (another query, a room, or a project) before answering.")
+    return "\n".join(lines)
+
+
+def examined(out: schemas.ExamineOut) -> str:
+    lines = [row_line(r) + f" (v{r.version}, confidence {r.confidence:.2f})" for r in out.memories]
+    missing = out.not_found
+    tail = f"Not found (or not yours to read): {', '.join(f'#{i}' for i in missing)}" if missing else ""
+    return rows_text(f"{len(out.memories)} memory(ies):", lines, empty="None found.", tail=tail)

@@ -1,0 +1,85 @@
+"""What the model reads from the save family (memory_save, memory_update, memory_forget, memory_distill)."""
+
+from __future__ import annotations
+
+from api.mcp import schemas
+from api.mcp.text.common import flat
+
+
+def entity_list(tags: list[schemas.EntityTagOut]) -> str:
+    return ", ".join(f"{flat(t.name)} ({t.kind}, id {t.id})" for t in tags)
+
+
+def entities_text(tags: list[schemas.EntityTagOut], *, by: str, fallback: str) -> str:
+    """The entities a save linked, and who found them: "entities: Redis (tool, id 3) [rules; model timeout]"."""
+    label = by + (f"; model {fallback}, rules used" if fallback else "")
+    return f"entities: {entity_list(tags) or 'none'} [{label}]"
+
+
+def saved(out: schemas.SaveOut) -> str:
+    lines = [f"Saved into {out.palace}: {out.count - out.failed} of {out.count} item(s) handled."]
+    for item in out.items:
+        if item.disposition == "error":
+            lines.append(f"[{item.index}] error — {item.error}")
+            continue
+        line = f"[{item.index}] {item.disposition}"
+        if item.id is not None:
+            line += f" id={item.id} at {item.coordinate or 'unslotted'}"
+        if item.restored:
+            line += f" (restored the forgotten #{item.forgotten}, no new memory)"
+        elif item.merged_into is not None:
+            line += f" (restatement: reinforced #{item.merged_into}, no new memory)"
+        if item.contradicts:
+            line += f"; may contradict {', '.join(f'#{c}' for c in item.contradicts)}"
+        if item.edges:
+            line += f" ({', '.join(f'edge={e}' for e in item.edges)})"
+        if item.redactions:
+            line += f"; redacted {', '.join(item.redactions)}"
+        if item.degraded:
+            line += f"; degraded: {', '.join(item.degraded)} (saved without a vector; keyword search still finds it)"
+        if item.hint:
+            line += f" — {item.hint}"
+        if item.entities or item.entities_fallback or item.entities_error:
+            line += "; " + entities_text(item.entities, by=item.entities_by, fallback=item.entities_fallback)
+            if item.entities_error:
+                line += f" (entity linking failed: {item.entities_error})"
+        lines.append(line)
+    if any(i.forgotten and not i.restored for i in out.items):
+        lines.append("Next: to bring a forgotten memory back, save it again with restore: true.")
+    if any(i.edges for i in out.items):
+        lines.append(
+            "Next: memory_review the contradicted memory, then memory_resolve the edge (keep_newer | keep_older | "
+            "both_stand | merge) or memory_update one of them."
+        )
+    return "\n".join(lines)
+
+
+def updated(out: schemas.UpdateOut) -> str:
+    new, old = out.memory, out.supersedes
+    return (
+        f"Corrected: id={new.id} (version {new.version}) supersedes #{old} at {new.coordinate or 'unslotted'}. "
+        f"#{old} keeps its history and leaves default search."
+    )
+
+
+def forgot(out: schemas.ForgetOut) -> str:
+    return f"Forgot #{out.id} (restorable; it keeps its slot in the closed wing). Epitaph: {out.epitaph or '—'}"
+
+
+def distilled(out: schemas.DistillOut) -> str:
+    verb = "Proposed" if out.mode == "suggest" else "Applied"
+    clusters = out.clusters
+    lines = [f"{verb} {len(clusters)} cluster(s) in {out.palace} (LLM configured: {out.llm_configured}):"]
+    for c in clusters:
+        line = f"- {c.kind} {', '.join(f'#{i}' for i in c.member_ids)} → {c.content!r} (by {c.producer}"
+        line += f"; {c.fallback})" if c.fallback else ")"
+        if c.rule_id is not None:
+            line += f" = new rule id={c.rule_id}"
+        if c.skipped:
+            line += f" skipped: {c.skipped}"
+        lines.append(line)
+    if not clusters:
+        lines.append("Nothing to merge.")
+    elif out.mode == "suggest":
+        lines.append("Call again with mode=apply to merge them (each rule supersedes its members).")
+    return "\n".join(lines)

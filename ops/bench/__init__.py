@@ -1,0 +1,18 @@
+"""`atrium bench`: MCP tool-call latency against a running server over HTTP (mcp.py), and search, save and ingest
+speed at N memories in this database (search.py)."""
+
+from __future__ import annotations
+
+from ops.bench.mcp import LocalStack, local_server, local_stack, parse_server_timing, run_mcp_bench
+from ops.bench.search import background_fill, background_remove, run_search_bench
+
+__all__ = [
+    "LocalStack",
+    "background_fill",
+    "background_remove",
+    "local_server",
+    "local_stack",
+    "parse_server_timing",
+    "run_mcp_bench",
+    "run_search_bench",
+]

@@ -1,0 +1,46 @@
+"""`atrium eval` and `atrium judge-eval`: retrieval quality on LoCoMo-style datasets through the real write pipeline
+and search (retrieval.py, with the datasets' format in datasets.py and the plain baselines in methods.py), and the
+judge's dispositions on a labelled set of pairs (judge.py)."""
+
+from __future__ import annotations
+
+from ops.eval.datasets import DatasetError, load_dataset, parse_session_time, turn_content
+from ops.eval.judge import (
+    DEFAULT_PAIRS,
+    Pair,
+    PairsError,
+    evaluate_pairs,
+    fake_model,
+    fixed,
+    format_report,
+    load_pairs,
+    rules_only,
+    similarities,
+)
+from ops.eval.methods import BASELINES, CachingEmbedder, Corpus
+from ops.eval.retrieval import METHODS, SEARCH_DEPTH, SESSION_K, evaluate_dataset, score_question
+
+__all__ = [
+    "BASELINES",
+    "DEFAULT_PAIRS",
+    "METHODS",
+    "SEARCH_DEPTH",
+    "SESSION_K",
+    "CachingEmbedder",
+    "Corpus",
+    "DatasetError",
+    "Pair",
+    "PairsError",
+    "evaluate_dataset",
+    "evaluate_pairs",
+    "fake_model",
+    "fixed",
+    "format_report",
+    "load_dataset",
+    "load_pairs",
+    "parse_session_time",
+    "rules_only",
+    "score_question",
+    "similarities",
+    "turn_content",
+]

@@ -1,0 +1,37 @@
+"""Portability: what a person may read as one JSON document, or its redacted view (exporting.py), as a Markdown vault
+(markdown.py), through a short-lived download link (links.py), and brought back into a palace (importing.py)."""
+
+from __future__ import annotations
+
+from ops.portability.exporting import (
+    FORMAT,
+    PREVIEW_CHARS,
+    SECTIONS,
+    TABLES,
+    VERSION,
+    Table,
+    export_document,
+    exportable_fields,
+)
+from ops.portability.importing import OP_TARGETS, import_document
+from ops.portability.links import LINK_SECONDS, ExportFile, export_file, link_open, link_token
+from ops.portability.markdown import markdown_zip
+
+__all__ = [
+    "FORMAT",
+    "LINK_SECONDS",
+    "OP_TARGETS",
+    "PREVIEW_CHARS",
+    "SECTIONS",
+    "TABLES",
+    "VERSION",
+    "ExportFile",
+    "Table",
+    "export_document",
+    "export_file",
+    "exportable_fields",
+    "import_document",
+    "link_open",
+    "link_token",
+    "markdown_zip",
+]
