@@ -12,10 +12,10 @@ import pytest
 from django.test import Client
 
 from memory.models import Entity, MemoryEntity
-from memory.testing import make_memory
 from palace.models import OpLog, Palace
 from tests.conftest import PROJECT_ORIGIN
 from tests.entity_rows import make_entity
+from tests.fakes.memories import make_memory
 
 
 class Api:

@@ -15,7 +15,7 @@ from django.test import Client
 from ops.portability import LINK_SECONDS, link_token
 from palace.models import Palace
 from tests.conftest import PROJECT_ORIGIN
-from tests.ops.portability_world import SECRET_KEY, build_world
+from tests.ops.portability.world import SECRET_KEY, build_world
 
 URL = "/api/v1/export"
 

@@ -11,10 +11,10 @@ import pytest
 from django.test import Client
 
 from memory.models import HandoffVersion, ProfileVersion
-from memory.testing import make_memory
 from memory.text.wrapping import CLOSE_TAG, OPEN_TAG
 from palace.models import OpLog
 from tests.conftest import PROJECT_ORIGIN
+from tests.fakes.memories import make_memory
 
 
 class Api:

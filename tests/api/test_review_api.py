@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 import time_machine
 
-from memory.testing import T0, make_memory
 from palace.models import OpLog, Palace
 from review.models import ReviewCard
+from tests.fakes.memories import T0, make_memory
 
 BODY = "The VPN shared secret is rotated by Dana every quarter."
 

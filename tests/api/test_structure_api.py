@@ -10,8 +10,8 @@ import pytest
 
 from memory.models import Edge, Memory
 from memory.providers import embed_passages
-from memory.testing import make_memory
 from palace.models import OpLog, Palace, Room
+from tests.fakes.memories import make_memory
 
 Get = Callable[..., Any]
 

@@ -21,7 +21,7 @@ from memory.search import SearchRequest, memory_search
 from ops.backup import MANIFEST, table_counts
 from palace import rls
 from palace.models import OpLog
-from tests.ops.portability_world import SECRET_KEY, build_world
+from tests.ops.portability.world import SECRET_KEY, build_world
 
 # Run in the restored server: counts, the op log and alice's search, as JSON on the last line.
 FORCED = "SELECT relname FROM pg_class WHERE relrowsecurity AND relforcerowsecurity"

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.slow
 OLD_MEMORY = """
 from datetime import timedelta
 from django.utils import timezone
-from memory.testing import make_memory
+from tests.fakes.memories import make_memory
 from palace.models import Palace
 from palace.rls import acting_as_system
 old = timezone.now() - timedelta(days=400)

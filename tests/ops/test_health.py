@@ -14,10 +14,10 @@ from django.db.backends.signals import connection_created
 from django.test import Client
 
 from memory.providers import embeddings
-from memory.testing import make_memory
 from ops import health
 from palace.models import Palace
 from tests.conftest import FailingEmbedder
+from tests.fakes.memories import make_memory
 from tests.fakes.openai_server import FakeOpenAI, http_error
 
 DETAIL_KEYS = {"server", "pgvector", "pending", "workers", "total", "without_vector", "reason", "model", "ms"}

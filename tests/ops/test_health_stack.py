@@ -13,11 +13,11 @@ import pytest
 from django.test import Client
 
 from memory.providers import embeddings
-from memory.testing import make_memory
 from ops import health
 from palace.models import Palace
+from tests.fakes.memories import make_memory
 from tests.fakes.openai_server import FakeOpenAI
-from tests.memory.test_worker import worker  # noqa: F401  (the real worker fixture, reused)
+from tests.memory.jobs.test_worker import worker  # noqa: F401  (the real worker fixture, reused)
 
 
 @pytest.mark.slow

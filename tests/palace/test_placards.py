@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from memory.selectors.refurb import placard_score_in_palace, refurb_list
-from memory.testing import make_memory
 from palace.models import Palace
 from palace.placards import has_date_anchor, placard_score
+from tests.fakes.memories import make_memory
 
 
 @pytest.mark.parametrize(

@@ -16,13 +16,13 @@ from django.db import connection, transaction
 
 from memory.models import Edge, Memory
 from memory.search import SearchRequest, memory_search
-from memory.testing import make_memory
 from palace import rls
 from palace.actors import Actor
 from palace.models import Membership, Palace
 from palace.oplog import oplog_write
 from palace.services import member_set
 from review.services import review_grade
+from tests.fakes.memories import make_memory
 
 COVERED = (
     "memory_memory",

@@ -14,13 +14,13 @@ from memory.jobs import slots_backfill
 from memory.lifecycle import memory_forget, memory_update
 from memory.models import Memory
 from memory.save import memory_save
-from memory.testing import SYSTEM, make_memory
 from palace import slots as slots_module
 from palace.actors import Actor
 from palace.errors import InvalidInput
 from palace.models import OpLog, Palace, Room, Slot, TourStop
 from palace.slots import slot_assign
 from palace.structure import room_rename, rooms_of, slot_neighbours, tour_route
+from tests.fakes.memories import SYSTEM, make_memory
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from typing import Any
 from django.db import connection
 
 from palace.models import Palace
-from tests.ops.portability_world import build_world
+from tests.ops.portability.world import build_world
 from tests.panel.test_browser import PASSWORD, asgi_server, browser_page, pytestmark  # noqa: F401
 
 

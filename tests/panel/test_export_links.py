@@ -10,7 +10,7 @@ from typing import Any
 
 from palace.models import Palace
 from panel.scope import SESSION_MODE, SESSION_PROJECT
-from tests.ops.portability_world import build_world
+from tests.ops.portability.world import build_world
 
 
 def _links(page: str) -> list[str]:

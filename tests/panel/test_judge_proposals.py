@@ -9,8 +9,8 @@ from django.test import Client
 
 from memory.jobs import distill_proposals_store, distill_run
 from memory.models import DistillProposal, Memory
-from memory.testing import make_memory, topic_vectors
 from palace.models import OpLog, Palace
+from tests.fakes.memories import make_memory, topic_vectors
 
 DEPLOY = ["Deploys go out on Tuesdays.", "We deploy every Tuesday.", "Tuesday is the deploy day."]
 

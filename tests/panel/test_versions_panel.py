@@ -11,9 +11,9 @@ from memory.jobs import distill_run
 from memory.lifecycle import memory_update
 from memory.models import Memory
 from memory.save import memory_save
-from memory.testing import make_memory, topic_vectors
 from palace.actors import Actor
 from palace.models import OpLog, Palace
+from tests.fakes.memories import make_memory, topic_vectors
 
 
 def test_bring_back_this_version_from_the_history(

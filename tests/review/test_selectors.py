@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from memory.models import Edge
-from memory.testing import T0, make_memory
 from palace.errors import NotFound
 from palace.models import Palace
 from review.selectors import memory_overview, review_due_count
+from tests.fakes.memories import T0, make_memory
 
 
 @pytest.fixture

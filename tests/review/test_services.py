@@ -12,13 +12,13 @@ from django.test import override_settings
 from memory.jobs import decay_run
 from memory.models import AccessRecord
 from memory.save import memory_save
-from memory.testing import T0, make_memory
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from palace.models import OpLog, Palace
 from review.models import ReviewCard
 from review.selectors import review_due_count, review_due_ids, review_queue
 from review.services import review_enrol, review_grade, review_reveal, review_unenrol
+from tests.fakes.memories import T0, make_memory
 
 SECRET = "The staging root password rotates on the first Monday of each month."
 

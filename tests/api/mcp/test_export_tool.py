@@ -12,7 +12,7 @@ from api.mcp.tools import export as export_tool
 from palace.models import Palace
 from tests.api.mcp.conftest import mcp_client, run, text_of
 from tests.conftest import PROJECT_ORIGIN
-from tests.ops.portability_world import build_world
+from tests.ops.portability.world import build_world
 
 
 async def _calls(token: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:

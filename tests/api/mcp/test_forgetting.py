@@ -12,9 +12,9 @@ from django.utils import timezone
 
 from memory.jobs import decay_run, distill_run
 from memory.models import Memory
-from memory.testing import make_memory, topic_vectors
 from palace.models import OpLog, Palace
 from tests.api.mcp.conftest import call, mcp_client, run, text_of
+from tests.fakes.memories import make_memory, topic_vectors
 
 
 def _ok(result: Any) -> dict[str, Any]:

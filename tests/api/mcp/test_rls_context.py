@@ -9,10 +9,10 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.db import connection
 
-from memory.testing import make_memory
 from palace import rls
 from palace.models import Palace
 from tests.api.mcp.conftest import mcp_client, run
+from tests.fakes.memories import make_memory
 
 
 def _probe() -> tuple[str, int, tuple[str, str], rls.Acting]:

@@ -1,0 +1,102 @@
+"""Imports (ops/portability/importing.py): lossless into an empty palace (the round trip gives the same document, ids
+remapped), through the write pipeline into a non-empty one, and only where the person may write."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from memory.models import Memory
+from memory.save import memory_save
+from ops.portability import export_document, import_document
+from palace.actors import Actor
+from palace.errors import InvalidInput, NotFound
+from palace.models import OpLog, Palace
+from palace.services import project_create
+from tests.conftest import PROJECT_ORIGIN
+from tests.ops.portability.compare import normalised
+from tests.ops.portability.world import SECRET_KEY, build_world
+
+COPY = "https://github.com/atrium-test/copy.git"
+COPY_KEY = "github.com/atrium-test/copy"
+
+
+def test_round_trip_into_a_fresh_palace_gives_the_same_document(alice: Any, system: Actor) -> None:
+    build_world(alice, alice.personal_palace)
+    first = export_document(user=alice)
+    fresh = project_create(origin=COPY, owner=alice, actor=system)
+    before = OpLog.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+    report = import_document(document=json.loads(json.dumps(first)), user=alice, project=COPY)
+    (result,) = report.palaces
+    assert (result.palace_id, result.mode) == (fresh.pk, "lossless")
+    assert result.counts["memories"] == 4 and result.missing_people == []
+    second = export_document(user=alice, project=COPY)
+    (copied,) = second["palaces"]
+    assert {m["id"] for m in copied["memories"]}.isdisjoint({m["id"] for m in first["palaces"][0]["memories"]})
+    imported_ops = {r["id"] for r in copied["oplog"] if before < r["id"] < result.oplog_id}
+    assert normalised(copied, op_ids=imported_ops) == normalised(first["palaces"][0])
+    assert OpLog.objects.get(pk=result.oplog_id).op == "palace.import"  # the import itself is on the log
+
+
+def test_import_into_a_palace_with_memories_goes_through_the_write_pipeline(
+    alice: Any, project: Palace, system: Actor
+) -> None:
+    build_world(alice, alice.personal_palace)
+    document = export_document(user=alice)
+    document["palaces"] = [p for p in document["palaces"] if p["kind"] == "personal"]
+    saved = memory_save(palace=project, actor=system, content="the deploy runs on Thursdays now", kind="fact")
+    count = Memory.objects.filter(palace=project).count()
+    (result,) = import_document(document=document, user=alice, project=PROJECT_ORIGIN).palaces
+    assert result.mode == "merge"
+    assert sum(result.dispositions.values()) == 2  # the two active memories; the others are reported skipped
+    assert result.skipped["memories: superseded"] == 1 and result.skipped["memories: forgotten"] == 1
+    assert result.dispositions == {"merge": 1, "accept": 1}  # the restatement merges into the memory already there
+    assert Memory.objects.filter(palace=project).count() == count + 1
+    saved_memory = saved.memory
+    assert saved_memory is not None
+    saved_memory.refresh_from_db()
+    assert saved_memory.hit_count >= 0 and saved_memory.sources  # merged: its sources absorbed the import
+    imported = Memory.objects.filter(palace=project).exclude(pk=saved_memory.pk).get()
+    assert SECRET_KEY not in imported.content and "[REDACTED:openai_key]" in imported.content  # redacted on the way
+    row = OpLog.objects.get(pk=result.oplog_id)
+    assert row.detail["dispositions"] == result.dispositions
+
+
+def test_outsider_cannot_import_into_a_project_the_owner_can(alice: Any, charlie: Any, project: Palace) -> None:
+    build_world(charlie, charlie.personal_palace)
+    document = export_document(user=charlie)
+    with pytest.raises(NotFound):
+        import_document(document=document, user=charlie, project=PROJECT_ORIGIN)
+    assert not Memory.objects.filter(palace=project).exists()
+    (result,) = import_document(document=document, user=alice, project=PROJECT_ORIGIN).palaces
+    assert result.mode == "lossless" and Memory.objects.filter(palace=project).count() == 4
+
+
+def test_redacted_or_foreign_documents_are_refused_without_writing(alice: Any) -> None:
+    build_world(alice, alice.personal_palace)
+    with pytest.raises(InvalidInput, match="redacted"):
+        import_document(document=export_document(user=alice, redacted=True), user=alice, project=COPY)
+    with pytest.raises(InvalidInput, match="not an Atrium export"):
+        import_document(document={"memories": []}, user=alice, project=COPY)
+    damaged = export_document(user=alice)
+    del damaged["palaces"][0]["memories"][0]["content"]
+    damaged["palaces"][0]["memories"][0]["kind"] = None
+    with pytest.raises(InvalidInput):
+        import_document(document=damaged, user=alice, project=COPY)
+    assert not Memory.objects.filter(palace__origin_key=COPY_KEY).exists()
+
+
+def test_import_command_reports_the_mode(alice: Any, tmp_path: Path) -> None:
+    build_world(alice, alice.personal_palace)
+    path = tmp_path / "alice.json"
+    call_command("export", "--user", "alice", "--out", str(path), stdout=io.StringIO())
+    out = io.StringIO()
+    call_command("import_file", str(path), "--user", "alice", "--project", COPY, stdout=out)
+    assert "lossless" in out.getvalue() and Palace.objects.filter(origin_key=COPY_KEY).exists()
+    with pytest.raises(CommandError, match="cannot read"):
+        call_command("import_file", str(tmp_path / "missing.json"), "--user", "alice")
