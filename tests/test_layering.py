@@ -57,8 +57,20 @@ class Import:
     line: int
 
 
+_PARSED: dict[tuple[str, int, int], list[Import]] = {}
+
+
 def imports_of(path: Path) -> list[Import]:
-    """Every absolute import in a module, lazy ones inside functions included (the project uses no relative ones)."""
+    """Every absolute import in a module, lazy ones inside functions included (the project uses no relative ones).
+    Kept per file state, so a file changed since (a planted violation) is read again."""
+    stat = path.stat()
+    key = (str(path), stat.st_mtime_ns, stat.st_size)
+    if key not in _PARSED:
+        _PARSED[key] = _read_imports(path)
+    return _PARSED[key]
+
+
+def _read_imports(path: Path) -> list[Import]:
     found = []
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
         if isinstance(node, ast.Import):
@@ -225,6 +237,36 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+# Packages of the other apps that have a face too: modules outside each import only what its __init__ lists.
+FACED = ("palace.oplog", "palace.admin", "ops.bench", "ops.eval", "ops.portability", "api.mcp.schemas", "api.mcp.text")
+
+
+def _all_of(init: Path) -> set[str]:
+    for node in ast.parse(init.read_text()).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+            assert isinstance(node.value, ast.List | ast.Tuple)
+            return {e.value for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+    return set()
+
+
+def other_face_violations(root: Path) -> list[str]:
+    found = []
+    for package in FACED:
+        folder = root.joinpath(*package.split("."))
+        listed = _all_of(folder / "__init__.py")
+        for app in BELOW:
+            for path in modules(root, app):
+                if folder in path.parents:
+                    continue
+                for i in imports_of(path):
+                    where = f"{path.relative_to(root)}:{i.line}"
+                    if i.module.startswith(package + "."):
+                        found.append(f"{where} imports {i.module}: behind the face of {package}")
+                    elif i.module == package:
+                        found += [f"{where} takes {n} from {package}, not listed" for n in i.names if n not in listed]
+    return found
+
+
 def shadowing(root: Path) -> list[str]:
     """Names a face imports that are also submodules of its package: `from pkg import sub` would then give the
     name, not the module (memory.admin's face imports its admin modules on purpose, to register them)."""
@@ -262,6 +304,10 @@ def test_memory_packages_are_used_through_their_faces_and_only_downward() -> Non
     assert face_violations(ROOT) == []
 
 
+def test_the_other_apps_packages_are_used_through_their_faces() -> None:
+    assert other_face_violations(ROOT) == []
+
+
 def test_no_face_exports_a_name_that_is_one_of_its_modules() -> None:
     assert shadowing(ROOT) == []
 
@@ -286,6 +332,7 @@ def test_the_checks_see_a_planted_cycle_a_door_past_a_face_and_an_upward_step(tm
     the untouched copy is clean, so it is the plant that is seen)."""
     copy = _copy_of_the_project(tmp_path)
     assert face_violations(copy) == [] and cycles(module_graph(copy, "memory")) == []
+    assert other_face_violations(copy) == []
 
     # A cycle: the rank module (imported by search.py) imports search.py back, lazily.
     rank = copy / "memory" / "search" / "rank.py"
@@ -305,6 +352,11 @@ def test_the_checks_see_a_planted_cycle_a_door_past_a_face_and_an_upward_step(tm
     assert "api/routers/search.py" in reported and "memory.search.arms: behind the face" in reported
     assert "takes _x from memory.search" in reported and "uses search.arms" in reported
     assert "memory/text/cleaning.py" in reported and "(text) imports memory.save" in reported
+
+    # And a door past one of the other apps' faces.
+    export = copy / "api" / "routers" / "export.py"
+    export.write_text(export.read_text() + "\nfrom ops.portability.links import link_token\n")
+    assert any("ops.portability.links: behind the face" in v for v in other_face_violations(copy))
 
 
 def test_no_product_module_is_over_600_lines() -> None:
