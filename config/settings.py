@@ -355,9 +355,10 @@ ATRIUM_LLM_MODEL = env("ATRIUM_LLM_MODEL")
 ATRIUM_MERGE_SIMILARITY = env_float("ATRIUM_MERGE_SIMILARITY", 0.97, low=0.0, high=1.0)
 ATRIUM_CONTRADICTION_SIMILARITY = env_float("ATRIUM_CONTRADICTION_SIMILARITY", 0.95, low=0.0, high=1.0)
 
-# The judge (memory.judge) on the fuzzy band of the write pipeline: the model's probability that the new text states
-# the same thing as its neighbour (>= MERGE_AT merges, <= ACCEPT_AT accepts, otherwise defer) and that it contradicts
-# it (an edge only at >= CONTRADICTION_AT). Its endpoint, model, key and timeout are edited by an admin (database).
+# The judge (memory.judge.rulings) on the fuzzy band of the write pipeline: the model's probability that the new text
+# states the same thing as its neighbour (>= MERGE_AT merges, <= ACCEPT_AT accepts, otherwise defer) and that it
+# contradicts it (an edge only at >= CONTRADICTION_AT). Its endpoint, model, key and timeout are edited by an admin
+# (database).
 ATRIUM_JUDGE_MERGE_AT = env_float("ATRIUM_JUDGE_MERGE_AT", 0.85, low=0.0, high=1.0)
 ATRIUM_JUDGE_ACCEPT_AT = env_float("ATRIUM_JUDGE_ACCEPT_AT", 0.15, low=0.0, high=1.0)
 ATRIUM_JUDGE_CONTRADICTION_AT = env_float("ATRIUM_JUDGE_CONTRADICTION_AT", 0.8, low=0.0, high=1.0)
@@ -377,7 +378,7 @@ ATRIUM_CONFIDENCE_WEIGHT = env_float("ATRIUM_CONFIDENCE_WEIGHT", 0.2, low=0.0)
 ATRIUM_DECAY_WINDOW_DAYS = env_int("ATRIUM_DECAY_WINDOW_DAYS", 30, minimum=0)
 # A memory that shares no word with the query is a hit only when its cosine stands this far above the median of the
 # search's semantic candidates, or (too few candidates to tell) reaches the absolute floor. Unset: calibrated per
-# embedding model (memory.search_rank; multilingual-e5-small 0.06 and 0.80), no floor for a model not calibrated.
+# embedding model (memory.search.rank; multilingual-e5-small 0.06 and 0.80), no floor for a model not calibrated.
 ATRIUM_SEARCH_FLOOR_MARGIN = (
     env_float("ATRIUM_SEARCH_FLOOR_MARGIN", 0.0, low=-1.0, high=1.0) if env("ATRIUM_SEARCH_FLOOR_MARGIN") else None
 )
@@ -386,7 +387,7 @@ ATRIUM_SEARCH_FLOOR = env_float("ATRIUM_SEARCH_FLOOR", 0.0, low=-1.0, high=1.0) 
 ATRIUM_SEARCH_REWRITE = env_bool("ATRIUM_SEARCH_REWRITE", True)
 ATRIUM_SEARCH_REWRITE_TIMEOUT = env_float("ATRIUM_SEARCH_REWRITE_TIMEOUT", 2.0, low=0.1, high=60.0)
 # Entity extraction at write time by the optional LLM (on when a model is configured; rules otherwise and on any
-# failure) and how long a save waits for it (memory.entities).
+# failure) and how long a save waits for it (memory.knowledge.extraction).
 ATRIUM_ENTITIES_MODEL = env_bool("ATRIUM_ENTITIES_MODEL", True)
 ATRIUM_ENTITIES_TIMEOUT = env_float("ATRIUM_ENTITIES_TIMEOUT", 3.0, low=0.1, high=60.0)
 # Evidence verdicts (memory_assess) one user may record per minute: each is an op-log row every member sees.

@@ -40,7 +40,7 @@ def embeddings_backfill_task(batch_size: int = 32, limit: int | None = None) -> 
 def distill_task(mode: str = "setting") -> dict[str, Any]:
     """`mode` "setting" (the scheduled default) reads ATRIUM_DISTILL_MODE (suggest unless set to apply)."""
     result = distill_run(mode=settings.ATRIUM_DISTILL_MODE if mode == "setting" else mode)
-    # Suggestions are kept as proposals for a person to apply or reject (memory.versions), not thrown away.
+    # Suggestions are kept as proposals for a person to apply or reject (memory.jobs.distill), not thrown away.
     stored = distill_proposals_store(result=result) if result.mode == "suggest" else []
     log.info(
         "distill (%s): %d clusters, %d applied, %d proposed",

@@ -26,7 +26,7 @@ STATUS_LABELS: dict[str, Promise] = {
     "superseded": _("superseded"),
 }
 
-# Entity kinds (memory.models_knowledge.Entity.Kind); kinds are extensible, an unknown one shows as stored.
+# Entity kinds (memory.models.knowledge.Entity.Kind); kinds are extensible, an unknown one shows as stored.
 ENTITY_KIND_LABELS: dict[str, Promise] = {
     "person": _("person"),
     "project": _("project"),
@@ -66,7 +66,7 @@ CATEGORIES: dict[str, Promise] = {
     "organize": _("organize"),
 }
 
-# Known operations: a readable label (which category an op belongs to is palace.oplog_categories).
+# Known operations: a readable label (which category an op belongs to is palace.oplog.categories).
 OP_LABELS: dict[str, Promise] = {
     "entity.merge": _("Merged two entities"),
     "entity.rename": _("Renamed an entity"),

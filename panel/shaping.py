@@ -1,5 +1,6 @@
 """Presentation shaping for the panel's pages, with no database work: the last-7-days bar charts and the corridor
-graph's layout. The figures come from the shared selectors (memory.stats, palace.selectors, memory.rooms)."""
+graph's layout. The figures come from the shared selectors (memory.selectors.stats, palace.selectors,
+memory.selectors.rooms)."""
 
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def bars(days: list[date], counts: Mapping[date, int], *, height: int = 28, widt
 
 
 def memory_week(created_by_day: Mapping[date, int]) -> Week:
-    """New memories per day (memory.stats' created_by_day: the last seven local days, oldest first)."""
+    """New memories per day (memory.selectors.stats' created_by_day: the last seven local days, oldest first)."""
     days = list(created_by_day)
     return Week(days=bars(days, created_by_day), total=sum(created_by_day.values()))
 

@@ -1,4 +1,4 @@
-"""REST door to the stored distillation proposals (memory.versions): list, apply, reject.
+"""REST door to the stored distillation proposals (memory.jobs.distill): list, apply, reject.
 
 The scheduled distillation in suggest mode keeps each cluster it finds as a pending proposal; applying one runs the
 same code as `memory_distill apply`. A proposal of a palace the caller may not write answers 404 like one that

@@ -1,6 +1,6 @@
 """REST door to the entity lexicon: list a palace's entities (kind filter, name/alias search, paged by ninja's
 limit/offset pagination), one entity with the memories linked to it, and the writer's corrections — merge, rename,
-edit aliases (memory.entity_services; owners and editors only).
+edit aliases (memory.knowledge.services; owners and editors only).
 
 Palaces are addressed by `palace` (id) or `project` (a git origin) like the other routers; neither lists every
 palace the caller may read.

@@ -2,7 +2,7 @@
 restore from it — restore a forgotten or archived memory, check out an earlier version, undo a distillation, revert
 one op row, and revert everything one actor did in a time range after a preview.
 
-The views are thin: the history is memory.history.memory_history, every change a memory.restore service (which
+The views are thin: the history is memory.audit.history.memory_history, every change a memory.restore service (which
 checks `memory.restore_memory` again, needs a reason and writes the op rows). Without the permission the buttons are
 not drawn and a forged POST gets 403. Without `memory.view_memory_body` the history shows ids, kinds, sizes and ops,
 never a body or a placard.

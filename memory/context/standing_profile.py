@@ -247,8 +247,8 @@ def standing_profile_build(
 ) -> StandingProfile:
     """The profile for `user` from their personal palace (`palace_id`, resolved by the caller's access check).
 
-    `curated` is the curated profile text to put first (memory.curated.curated_block: the user's own, then a
-    project's when the door was asked for one); it claims the budget before the derived entries.
+    `curated` is the curated profile text to put first (memory.context.curated_profile.curated_block: the user's own,
+    then a project's when the door was asked for one); it claims the budget before the derived entries.
     """
     items, total = standing_profile_items(palace_id=palace_id, limit=max(top_n, 0))
     return standing_profile_render(

@@ -400,7 +400,7 @@ def distill_run(
     config = llm_config("distill") if llm == "settings" else llm
     assert config is None or isinstance(config, LLMConfig)
     result = DistillResult(mode=mode, llm_configured=config is not None)
-    # A member set a person rejected, or whose distillation was undone (memory.versions), is not merged again.
+    # A member set a person rejected, or whose distillation was reverted (distill_revert), is not merged again.
     refused = {
         (palace_id, tuple(members))
         for palace_id, members in DistillProposal.objects.filter(status=DistillProposal.Status.REJECTED).values_list(

@@ -1,5 +1,5 @@
 """The judge: rules on the fuzzy band of the write pipeline, with a chat model when one is configured and the rules
-otherwise (memory.dispositions), never blocking a write.
+otherwise (memory.judge.dispositions), never blocking a write.
 
 1. The rules dispose first (MERGE / DEFER / ACCEPT). With no model only their DEFER is recorded, as the rules'
    ruling, and nothing changes: the dispositions are exactly the rules'.

@@ -1,5 +1,5 @@
 """Entities at write time and at search time: which people, projects, tools, concepts and places a memory mentions,
-resolved against the palace's lexicon (memory.models_knowledge.Entity) and linked many-to-many (MemoryEntity).
+resolved against the palace's lexicon (memory.models.knowledge.Entity) and linked many-to-many (MemoryEntity).
 
 Extraction (`entities_extract`, before the save transaction, since it may wait on a model):
 
@@ -9,9 +9,9 @@ Extraction (`entities_extract`, before the save transaction, since it may wait o
    model is asked once (ATRIUM_ENTITIES_TIMEOUT seconds for the whole reply, no retry) for the names the text
    mentions; a name (or one of its aliases) that does not occur in the text is dropped, so the model cannot invent
    entities. Source `model`.
-3. Rules otherwise, and whenever the model fails or times out (`fallback` says which): memory.entity_rules, plus
+3. Rules otherwise, and whenever the model fails or times out (`fallback` says which): memory.knowledge.rules, plus
    every known name or alias of the palace's entities that occurs in the text (one indexed query over the text's
-   n-grams, memory.entity_rules.text_keys). Source `rules`. The memory's speaker, when it is a person rather than a
+   n-grams, memory.knowledge.rules.text_keys). Source `rules`. The memory's speaker, when it is a person rather than a
    chat role, is a mention too: what someone said is part of what we know about them.
 
 Resolution and links (`entities_link`, inside the save transaction, in a savepoint): a mention whose normalised
@@ -20,7 +20,7 @@ name or one of whose aliases equals an entity's key or one of its alias keys reu
 one. A failure here is logged and reported (`Linked.error`), and the memory is saved all the same.
 
 Search (`entity_cues`): the query's n-grams against the palace's keys and alias keys, joined to the links of the
-candidates, in one statement; memory.search_rank adds ENTITY_CUE to a linked candidate and labels it `ent`.
+candidates, in one statement; memory.search.rank adds ENTITY_CUE to a linked candidate and labels it `ent`.
 """
 
 from __future__ import annotations
@@ -429,7 +429,7 @@ def entities_for_memories(memory_ids: Iterable[int]) -> dict[int, list[EntityTag
 # A named entity cues only the memories it singles out: one linked to more than ENTITY_MAX_SHARE of the searched
 # palaces' memories (and to more than FEW_LINKS) — a palace's main person, its own project — says little about which
 # memory answers, like a common word. Both counts are bounded, so the statement stays cheap in a large palace. What
-# the entity itself said is left to the speaker cue (memory.search_rank): the link to a speaker is for the lexicon.
+# the entity itself said is left to the speaker cue (memory.search.rank): the link to a speaker is for the lexicon.
 ENTITY_MAX_SHARE = 0.1
 COUNT_CAP = 20_000
 FEW_LINKS = 5  # ...but an entity with this few links always cues (a small palace)

@@ -44,7 +44,7 @@ SUGGESTIONS = 5
 
 
 def fact_name_key(name: str) -> str:
-    """A name as entities are keyed (memory.entity_rules.normalise: NFKC, casefolded, whitespace collapsed,
+    """A name as entities are keyed (memory.knowledge.rules.normalise: NFKC, casefolded, whitespace collapsed,
     punctuation stripped at both ends, symbols such as + # @ kept)."""
     return normalise(name)
 

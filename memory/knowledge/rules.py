@@ -1,8 +1,9 @@
-"""Entity mentions by rule, and the one normalisation every entity name goes through (memory.entities uses both).
+"""Entity mentions by rule, and the one normalisation every entity name goes through (memory.knowledge.extraction uses
+both).
 
 Pure functions: no ORM, no settings. The rules favour precision over recall — a wrong entity pollutes a palace's
 lexicon and boosts the wrong memories, a missed one is found later once it is known (a known name or alias is
-matched anywhere, memory.entities) — so each rule asks for positive evidence of a name:
+matched anywhere, memory.knowledge.extraction) — so each rule asks for positive evidence of a name:
 
 1. Capitalised multi-word names ("Golden Gate Bridge", "Bank of America"): two or more capitalised words in a row
    (joined by of/de/da/van/von/…), leading common words dropped ("The", "Hey", "Last").

@@ -1,6 +1,6 @@
 """Curating a palace's entities by hand: merge two into one, rename one, edit its aliases. Extraction and resolution
-at write time are memory.entities' job; these are the writer's corrections on top of it (the Entities view and
-REST call the same functions).
+at write time are memory.knowledge.extraction' job; these are the writer's corrections on top of it (the Entities view
+and REST call the same functions).
 
 Only owners and editors of the entity's palace may do these (viewers get PermissionDenied, non-members NotFound,
 exactly as for an entity that does not exist). Every function writes its op-log row in the same transaction as the

@@ -1,5 +1,5 @@
 """Closing the open contradictions of a memory that is corrected, forgotten or superseded, so a `contradicts` edge
-never stays pending about a side that no longer stands. Deciding an edge is memory.resolve."""
+never stays pending about a side that no longer stands. Deciding an edge is memory.lifecycle.resolve."""
 
 from __future__ import annotations
 

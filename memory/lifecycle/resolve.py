@@ -48,7 +48,7 @@ def _edge_for_writing(*, edge_id: int, actor: Actor) -> Edge:
     )
     if edge is None:
         # Row-level security locks only rows the actor may write: an edge they can read but not write (a viewer's)
-        # is still visible, and gets the same PermissionDenied as without it (memory.services.memory_lock).
+        # is still visible, and gets the same PermissionDenied as without it (memory.lifecycle.corrections.memory_lock).
         palace_id = (
             Edge.objects.filter(pk=edge_id, kind=Edge.Kind.CONTRADICTS).values_list("palace_id", flat=True).first()
         )

@@ -1,4 +1,4 @@
-"""The judge's records and settings (memory.judge): one row per adjudication, and the one row of judge settings.
+"""The judge's records and settings (memory.judge.rulings): one row per adjudication, and the one row of judge settings.
 
 Imported at the end of memory/models/memory.py so Django registers them with the memory app.
 """
@@ -53,7 +53,7 @@ class Adjudication(models.Model):
 
 class JudgeSettings(models.Model):
     """The judge's model endpoint, edited by an admin (one row, pk=1). The API key is stored encrypted
-    (memory.judge_config) and never read back out to a page or an API."""
+    (memory.judge.config) and never read back out to a page or an API."""
 
     enabled = models.BooleanField(default=False)
     base_url = models.CharField(max_length=500, blank=True)

@@ -19,9 +19,9 @@ from palace.models import Palace
 class Entity(models.Model):
     """A person, project, tool, concept or place named in a palace's memories, with its aliases.
 
-    `key` is the normalised canonical name and `alias_keys` the normalised aliases (memory.entities says how a name
-    is normalised); a name resolves to the entity whose key or alias keys hold it. A merged entity keeps its row with
-    `merged_into` set, so an old id still leads somewhere; it has no links or facts of its own any more.
+    `key` is the normalised canonical name and `alias_keys` the normalised aliases (memory.knowledge.extraction says how
+    a name is normalised); a name resolves to the entity whose key or alias keys hold it. A merged entity keeps its row
+    with `merged_into` set, so an old id still leads somewhere; it has no links or facts of its own any more.
     """
 
     class Kind(models.TextChoices):

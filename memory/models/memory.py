@@ -151,7 +151,7 @@ class Edge(models.Model):
         PENDING = "pending"
         CONFIRMED = "confirmed"
         DISMISSED = "dismissed"
-        CLOSED = "closed"  # one side was corrected or forgotten (memory.edges)
+        CLOSED = "closed"  # one side was corrected or forgotten (memory.lifecycle.edges)
 
     palace = models.ForeignKey(Palace, on_delete=models.PROTECT, related_name="edges")
     from_memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="edges_out")
@@ -163,8 +163,8 @@ class Edge(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     decided_at = models.DateTimeField(null=True, blank=True)
-    # How a contradiction was settled (memory.edges): keep_newer | keep_older | both_stand | merge | corrected |
-    # forgotten, and the reason given.
+    # How a contradiction was settled (memory.lifecycle.edges): keep_newer | keep_older | both_stand | merge |
+    # corrected | forgotten, and the reason given.
     resolution = models.CharField(max_length=16, blank=True)
     resolution_reason = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

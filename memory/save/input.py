@@ -1,6 +1,6 @@
 """What a save request is and how it is cleaned before the pipeline (memory/save/pipeline.py) embeds and disposes it:
 the typed `SaveItem` a door builds, and `prepare_item`, which strips forged tags, redacts and checks the lengths.
-Corrections (memory.services) use the same cleaning."""
+Corrections (memory.lifecycle.corrections) use the same cleaning."""
 
 from __future__ import annotations
 
@@ -39,7 +39,8 @@ class SaveItem:
     importance: float | None = None
     enrol_review: bool | None = None
     restore: bool = False  # content matching a forgotten memory restores it instead of deferring (tombstones)
-    # Entities the agent states itself: [{name, kind?, aliases?}] (memory.entities.stated_entities checks them).
+    # Entities the agent states itself: [{name, kind?, aliases?}] (memory.knowledge.extraction.stated_entities checks
+    # them).
     entities: object = None
 
     def __post_init__(self) -> None:

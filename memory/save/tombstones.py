@@ -1,7 +1,7 @@
 """Tombstones: a forgotten memory is not brought back by saving it again.
 
 When a save's content restates a forgotten memory of the same palace — by the same near-duplicate rule as MERGE
-(memory.dispositions.dispose: same kind and speaker, cosine >= ATRIUM_MERGE_SIMILARITY, a lexical restatement) —
+(memory.judge.dispositions.dispose: same kind and speaker, cosine >= ATRIUM_MERGE_SIMILARITY, a lexical restatement) —
 the pipeline does not create a copy. Without `restore` the result is DEFER, nothing is written, and the hint names
 the forgotten memory and its epitaph; with `restore: true` the original is restored (status active, op row
 `memory.restore` with `via: save`) instead of a copy being made.

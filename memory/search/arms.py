@@ -1,7 +1,7 @@
 """The two retrieval arms of memory.search, as SQL: the filters, the lexical plan, both arms in one round trip, and
 the one-hop neighbours.
 
-Every candidate comes with *both* similarities, so the fusion (memory.search_rank) can weigh it by its scores
+Every candidate comes with *both* similarities, so the fusion (memory.search.rank) can weigh it by its scores
 rather than by ranks alone: the semantic statement reads the ts_rank of its nearest memories and the cosine of the
 lexical arm's candidates. Both are bounded by the arm depth, so this costs a few hundred row reads at most. The
 lexical arm needs no vector and runs first, while the query embeds.
@@ -57,7 +57,7 @@ class Row:
     author: int | None  # created_by: memories saved together by one author form an episode
     cosine: float | None  # None: no vector (embedder down, or the memory has none)
     lexical: float  # ts_rank for the query's words (0: none of them)
-    confidence: float = 0.7  # reinforced by cited answers and successes, lowered by failures (memory.services)
+    confidence: float = 0.7  # raised by cited answers and successes, lowered by failures (memory.lifecycle)
 
 
 _COLUMNS = (

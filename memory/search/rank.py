@@ -1,5 +1,5 @@
 """Ranking for memory.search: the similarity floor, score-aware fusion, one hop over edges, episode context, the
-speaker cue and the recency/proof boosts. Pure Python over the arms' rows (memory.search_arms); no SQL here.
+speaker cue and the recency/proof boosts. Pure Python over the arms' rows (memory.search.arms); no SQL here.
 
 The recipe, each step measured on the LoCoMo dev split (the tuning set; README "Retrieval quality"), transcripts
 and agent-written facts alike:
@@ -23,7 +23,7 @@ and agent-written facts alike:
    an agent saves in one working session). Each candidate gains EPISODE_SHARE of the best other candidate of its
    episode.
 5. Speaker cue: a question naming exactly one known person adds SPEAKER_CUE to what that person said. Entity cue:
-   a memory linked to an entity the question names (by name or alias, memory.entities.entity_cues) gains
+   a memory linked to an entity the question names (by name or alias, memory.knowledge.extraction.entity_cues) gains
    ENTITY_CUE, labelled `ent`.
 6. Boosts (multiplicative): recency of last access, proof (hit count) and confidence, weights from the settings.
    Confidence enters as (1 + w_c * (confidence − 0.7)), relative to the confidence every memory starts with: a
@@ -74,7 +74,7 @@ class Candidate:
     expanded_from: int | None = None
     edge_kind: str = ""
     score: float = 0.0
-    via: str = ""  # the rewritten query that found it (memory.search_rewrite), "" for the query as given
+    via: str = ""  # the rewritten query that found it (memory.search.rewrite), "" for the query as given
     entity: bool = False  # linked to an entity the query names (step 5): labelled "ent"
 
     @property

@@ -83,11 +83,11 @@ class SearchResult:
     batch: str | None = None
     palace_ids: list[int] = field(default_factory=list)
     # Query words (as stemmed lexemes) too common to bring lexical candidates on their own: they still count in
-    # the rank of memories found by the query's other words (see memory.search_arms.lexical_plan).
+    # the rank of memories found by the query's other words (see memory.search.arms.lexical_plan).
     common_words: list[str] = field(default_factory=list)
     # False when nothing passed on either arm: no hits, and nothing here is evidence.
     matched: bool = False
-    # The cosine a memory sharing no word with the query needed (memory.search_rank.floor_for); None: no floor.
+    # The cosine a memory sharing no word with the query needed (memory.search.rank.floor_for); None: no floor.
     floor: float | None = None
     below_floor: int = 0  # candidates that shared no word with the query and sat below the floor
     # On a miss with fallback="overview": what the palaces hold, labelled "overview" (never hits, never evidence).

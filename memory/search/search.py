@@ -5,20 +5,20 @@
 1. Scope: the palaces the caller may read (palace.selectors.palaces_readable, nothing else), narrowed to
    `palace_ids` when given (an unreadable id answers NotFound, like one that does not exist); then the filters
    kind, room (the slot's room name), status (active by default); `as_of` (world time) and `known_at` (record
-   time) make it a view of the palace as it stood then (memory.search_arms.filter_sql): the version of each memory
+   time) make it a view of the palace as it stood then (memory.search.arms.filter_sql): the version of each memory
    current then, memories forgotten or corrected since as they were, nothing that had not happened or been
-   recorded yet. Hits then carry the facts of their linked entities as of that point (memory.facts).
-2. The query vector: the embedding of the query *without the people it names* (memory.search_people), started
+   recorded yet. Hits then carry the facts of their linked entities as of that point (memory.knowledge.facts).
+2. The query vector: the embedding of the query *without the people it names* (memory.knowledge.people), started
    on a worker thread so that it is computed while PostgreSQL runs the full-text arm.
-3. Lexical arm (memory.search_arms): an OR tsquery over the query's lexemes (memory.searchtext) against the GIN
+3. Lexical arm (memory.search.arms): an OR tsquery over the query's lexemes (memory.text.searchtext) against the GIN
    index, ranked by ts_rank with the context section (label D) at 0.4; common words bring no candidates alone.
 4. Semantic arm: the vector against the HNSW cosine index (iterative scan, so palace filters do not starve it),
    in one statement with the cosine of the lexical candidates. When the embedder is down the arm is skipped and
    named in `degraded`.
-5. Ranking (memory.search_rank): the similarity floor (a candidate sharing no word with the query and below the
+5. Ranking (memory.search.rank): the similarity floor (a candidate sharing no word with the query and below the
    embedder's floor is not a hit), score-aware fusion, one hop over edges, episode context, the speaker cue, the
-   entity cue (memory.entities.entity_cues: one indexed statement), the recency and proof boosts. A search where
-   nothing passes says so: `matched` is False and there are no hits.
+   entity cue (memory.knowledge.extraction.entity_cues: one indexed statement), the recency and proof boosts. A search
+   where nothing passes says so: `matched` is False and there are no hits.
 6. Cues (neighbouring slots of the same room) for the top hits, the entity tags of every hit (one query), an
    evidence batch, and reinforcement: an
    AccessRecord per hit plus hit_count/last_accessed_at, in one statement. Retrievals are not mutations: no
@@ -26,9 +26,9 @@
    (owner or editor): a viewer's searches leave a project palace as they found it. Doors pass
    `reinforce=False` for read tokens and for any search that must not write (a GET from a browser session).
 
-On a miss, `fallback="overview"` adds an overview of the palaces (memory.search_overview) labelled as such, never
+On a miss, `fallback="overview"` adds an overview of the palaces (memory.search.overview) labelled as such, never
 as hits. With a chat model configured and rewriting on, the query is first rewritten into up to three
-complementary queries that are retrieved and fused (memory.search_rewrite); the result says what happened.
+complementary queries that are retrieved and fused (memory.search.rewrite); the result says what happened.
 The recipe was measured on LoCoMo dev (see `atrium eval` and the README).
 """
 

@@ -48,7 +48,8 @@ def memory_get(*, user: User, memory_id: int, write: bool = False) -> Memory:
     """One memory the user may read (with its palace and slot); NotFound when it does not exist or is invisible.
 
     With `write`, the user must also be an owner or editor of its palace (PermissionDenied for a viewer): a door's
-    early check before it calls a service, which checks again under the row lock (memory.services.memory_lock).
+    early check before it calls a service, which checks again under the row lock
+    (memory.lifecycle.corrections.memory_lock).
     """
     memory = _visible(user).select_related("palace", "slot__room").filter(pk=memory_id).first()
     if memory is None:

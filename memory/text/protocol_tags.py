@@ -7,7 +7,7 @@ space inside the name or ``<\\/atrium-memory-context>`` as the same tag, so matc
 text (NFKD, case folding, invisible and combining characters dropped, UTS #39 look-alikes of the tag's letters
 accepted) while the deletion is applied to the original, which otherwise stays exactly as written.
 
-Pure: no Django, no settings, no I/O. :mod:`memory.redaction` runs this first, then scrubs secrets.
+Pure: no Django, no settings, no I/O. :mod:`memory.text.redaction` runs this first, then scrubs secrets.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ Full text
     ``setweight(to_tsvector('english', main), 'A') || setweight(to_tsvector('english', context), 'D')``,
     so the pipeline (and bulk loaders using COPY) only set ``search_text``. The context section is weighted D so a
     turn matches on its neighbour's words, but ranks below a turn that says them itself.
-    CJK runs are cut into overlapping 2-grams by :func:`memory.textproc.search_text_cjk`; English words are
+    CJK runs are cut into overlapping 2-grams by :func:`memory.text.textproc.search_text_cjk`; English words are
     stemmed by the ``english`` configuration (stop words dropped). The query side must use
     :func:`query_lexemes_sql`, which cuts the same way.
 

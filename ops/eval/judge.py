@@ -2,8 +2,8 @@
 text, labelled `same` (a restatement), `contradiction` or `compatible` (alike, not in conflict).
 
 Each pair goes through exactly what a save of the newer text next to the older one goes through: the pipeline's
-cleaning and embedding text, the exact cosine of the two passage vectors, the rules (memory.dispositions) and, on
-their DEFER, the judge (memory.judge) — with the model path configured or not. No database is touched.
+cleaning and embedding text, the exact cosine of the two passage vectors, the rules (memory.judge.dispositions) and, on
+their DEFER, the judge (memory.judge.rulings) — with the model path configured or not. No database is touched.
 
 A pair is predicted `same` when the save would MERGE, `contradiction` when it would create a `contradicts` edge;
 everything else (ACCEPT, or DEFER without an edge) predicts neither. Reported: precision and recall of both, the

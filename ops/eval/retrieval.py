@@ -13,7 +13,7 @@ Protocol (../shared/bench/README.md):
    session or turn. Evidence is never passed to the store.
 3. Query: each question's text, verbatim, through `memory.search.memory_search` scoped to that palace, with
    reinforcement and evidence batches off (a measurement must not change the ranking of the next question) — or
-   through a plain baseline (`--method`, ops.eval_methods) over the same stored memories. Only then are the
+   through a plain baseline (`--method`, ops.eval.methods) over the same stored memories. Only then are the
    question's evidence and category read, to score the returned ranking.
 4. Units. Transcripts: a returned memory counts for every turn it carries (its own, plus any restatement merged
    into it); the ranking is the hits' turns in order, without repeats. Facts: a returned memory is relevant when
@@ -23,7 +23,7 @@ Protocol (../shared/bench/README.md):
    session any-hit@10 (sessions ranked by their best unit; a fact's session is its session time). Headline =
    categories 1-4; each category reported with its name and n.
 
-`--background N` first fills three other palaces with N synthetic memories (ops.bench_search, as the search bench
+`--background N` first fills three other palaces with N synthetic memories (ops.bench.search, as the search bench
 does) and removes them afterwards, so quality is measured where the common-word bounds and the filtered vector
 scan act.
 """

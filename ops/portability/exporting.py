@@ -11,7 +11,7 @@ that made them in `embedding.model`; about 4 kB per memory. The redacted view le
 The export runs with row-level security acting as the person (palace/rls.py), whatever context its caller had: the
 command line's system context cannot widen it. A person who may not read a palace gets "not found", as elsewhere.
 
-Redacted view: every string in the document goes through a second redaction pass (memory.redaction.redact, the
+Redacted view: every string in the document goes through a second redaction pass (memory.text.redaction.redact, the
 same rules the write pipeline ran when the text came in, so rules added since then apply too) and is then cut to a
 40-character preview; op rows lose their `detail` (it may quote bodies) and vectors and search texts are dropped.
 """

@@ -13,7 +13,7 @@ Two modes, chosen per target:
    field empty (and is reported) and a handoff of theirs is skipped. Ids quoted inside op-row `detail` and the
    targets of op rows that are not memories, edges, rooms or the palace keep the source server's ids.
 2. **merge**, into a palace that already holds memories: each active memory of the section goes through the write
-   pipeline (memory.pipeline.memory_save, source "import"), which redacts, deduplicates and disposes it like any
+   pipeline (memory.save.pipeline.memory_save, source "import"), which redacts, deduplicates and disposes it like any
    save; the report counts the dispositions. Other rows (versions, edges, review state, op rows) are not merged.
 
 The whole import is one transaction with one `palace.import` op row per target, so it lands entirely or not at all.

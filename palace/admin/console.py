@@ -202,7 +202,7 @@ def can_see_bodies(request: HttpRequest) -> bool:
 
 
 def mask_bodies(value: Any) -> Any:
-    """`value` (an op row's detail) with every body-like key's value masked (palace.admin_audit.BODY_FIELDS)."""
+    """`value` (an op row's detail) with every body-like key's value masked (palace.admin_site.BODY_FIELDS)."""
     if isinstance(value, dict):
         return {k: (BODY if k in BODY_FIELDS and v not in ("", None) else mask_bodies(v)) for k, v in value.items()}
     if isinstance(value, list):

@@ -205,8 +205,8 @@ def _after_write(request: HttpRequest, memory_id: int) -> HttpResponse:
 @login_required
 @domain_errors
 def contradiction_resolve(request: HttpRequest, edge_id: int) -> HttpResponse:
-    """Decide a pending contradiction from a memory's detail (memory.resolve); back to that memory, or to the merged
-    one. An edge in a palace the user may not write answers 404 (a viewer: 403)."""
+    """Decide a pending contradiction from a memory's detail (memory.lifecycle.resolve); back to that memory, or to the
+    merged one. An edge in a palace the user may not write answers 404 (a viewer: 403)."""
     result = edge_resolve(
         edge_id=edge_id,
         decision=request.POST.get("decision", ""),

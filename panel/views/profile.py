@@ -3,8 +3,8 @@ one) with its current text, version history, the diff between two versions, an e
 was made against (a conflict is shown, the typed text kept), and a rollback button per version — writers edit,
 viewers read.
 
-The diff is difflib's (memory.curated.curated_diff) rendered with format_html_join, so every line is escaped by
-Django rather than by hand.
+The diff is difflib's (memory.context.curated_profile.curated_diff) rendered with format_html_join, so every line is
+escaped by Django rather than by hand.
 """
 
 from __future__ import annotations

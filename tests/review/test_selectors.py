@@ -1,5 +1,5 @@
-"""The palace overview (review.selectors.memory_overview): memory counts from memory.stats with the due count beside
-them, as REST's /stats, MCP's memory_stats and the panel's Today show them."""
+"""The palace overview (review.selectors.memory_overview): memory counts from memory.selectors.stats with the due count
+beside them, as REST's /stats, MCP's memory_stats and the panel's Today show them."""
 
 from __future__ import annotations
 

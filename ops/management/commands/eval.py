@@ -1,5 +1,5 @@
 """`atrium eval --dataset FILE.jsonl [--k 5,10] [--method atrium|bm25|dense|rrf] [--background N] [--json]`:
-retrieval quality through the real write pipeline and search (ops.evaluation)."""
+retrieval quality through the real write pipeline and search (ops.eval.retrieval)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """`atrium judge-eval [--pairs FILE.jsonl] [--fake] [--base-url URL --model NAME [--api-key-env VAR]] [--json]`:
 precision and recall of "contradiction" and "same fact" on a labelled set of pairs, for the rules and for the model
-path (ops.judge_eval)."""
+path (ops.eval.judge)."""
 
 from __future__ import annotations
 

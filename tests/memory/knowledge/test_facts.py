@@ -1,5 +1,5 @@
-"""memory.facts: writing facts (batches, replacement that ends only the replaced fact, op rows) and reading them on
-both time axes (as_of: valid time; known_at: record time), with time-machine moving the clock."""
+"""memory.knowledge.facts: writing facts (batches, replacement that ends only the replaced fact, op rows) and reading
+them on both time axes (as_of: valid time; known_at: record time), with time-machine moving the clock."""
 
 from __future__ import annotations
 

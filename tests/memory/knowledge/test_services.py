@@ -1,4 +1,4 @@
-"""Merging, renaming and alias editing of entities (memory.entity_services): what moves, what stays, the op rows, the
+"""Merging, renaming and alias editing of entities (memory.knowledge.services): what moves, what stays, the op rows, the
 clashes refused, and who may do it (owner and editor yes, viewer 403-style, outsider as if absent)."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from tests.fakes.memories import make_memory
     [
         ("  Alice   Smith ", "alice smith"),
         ("«Ｐｏｓｔｇｒｅｓ»", "postgres"),
-        ("@carol,", "@carol"),  # a handle keeps its "@" (memory.entity_rules)
+        ("@carol,", "@carol"),  # a handle keeps its "@" (memory.knowledge.rules)
         ("Straße", "strasse"),
         ("atrium/core.", "atrium/core"),
         ("王小明。", "王小明"),

@@ -1,4 +1,4 @@
-"""Deciding open contradictions (memory.resolve) and closing them when a side is corrected or forgotten."""
+"""Deciding open contradictions (memory.lifecycle.resolve) and closing them when a side is corrected or forgotten."""
 
 from __future__ import annotations
 

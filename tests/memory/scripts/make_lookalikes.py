@@ -1,4 +1,4 @@
-"""Print the look-alike table that `memory.redaction` folds protocol-tag characters with (run by hand).
+"""Print the look-alike table that `memory.text.redaction` folds protocol-tag characters with (run by hand).
 
     uv pip install --target /tmp/ch confusable-homoglyphs==3.3.1
     uv run python tests/memory/scripts/make_lookalikes.py /tmp/ch/confusable_homoglyphs/confusables.json

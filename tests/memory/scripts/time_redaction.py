@@ -2,7 +2,7 @@
 
     uv run python tests/memory/scripts/time_redaction.py [--sizes 10000,20000,80000]
 
-Pure: imports only memory.redaction (no Django). Prints the best of three CPU times per shape and size, the ratio
+Pure: imports only memory.text.redaction (no Django). Prints the best of three CPU times per shape and size, the ratio
 to the smallest size, and the load average, because the machine is shared and wall-clock figures are noisy.
 """
 

@@ -1,5 +1,5 @@
-"""memory.search_rank on hand-made candidates (no database): the floor, score-aware fusion, episode context, the
-speaker cue, and the names a palace keeps mentioning (memory.search_people)."""
+"""memory.search.rank on hand-made candidates (no database): the floor, score-aware fusion, episode context, the
+speaker cue, and the names a palace keeps mentioning (memory.knowledge.people)."""
 
 from __future__ import annotations
 

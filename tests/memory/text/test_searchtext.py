@@ -1,4 +1,4 @@
-"""memory.searchtext: the derived texts, and the database trigger that turns search_text into search_vector."""
+"""memory.text.searchtext: the derived texts, and the database trigger that turns search_text into search_vector."""
 
 from __future__ import annotations
 

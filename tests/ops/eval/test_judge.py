@@ -1,4 +1,4 @@
-"""The judge's labelled set and its measurement (ops.judge_eval, `atrium judge-eval`)."""
+"""The judge's labelled set and its measurement (ops.eval.judge, `atrium judge-eval`)."""
 
 from __future__ import annotations
 
