@@ -9,7 +9,7 @@ import time_machine
 from django.utils import timezone
 
 from accounts.models import ApiToken
-from accounts.tokens import hash_token, token_create, token_revoke, token_verify
+from accounts.tokens import hash_token, token_create, token_get_live, token_revoke, token_verify
 from palace.actors import Actor
 from palace.models import OpLog
 
@@ -37,6 +37,23 @@ def test_revoked_token_is_refused_and_revocation_is_logged(alice: Any) -> None:
     token_revoke(token_id=token.pk, user=alice, actor=Actor.for_user(alice))
     assert token_verify(raw) is None
     assert OpLog.objects.filter(op="token.revoke", target_id=token.pk).count() == 1
+
+
+def test_a_token_verified_earlier_is_checked_again_where_it_is_used(alice: Any) -> None:
+    """token_get_live: what the MCP runner asks when a tool body starts, after the SDK verified the token (the
+    request's own row is reused; another is loaded and checked like this)."""
+    token, _ = token_create(user=alice, label="t", actor=Actor.for_user(alice))
+    assert token_get_live(token_id=token.pk) == token  # live: the control
+    later = timezone.now() + timedelta(days=1)
+    ApiToken.objects.filter(pk=token.pk).update(expires_at=timezone.now() + timedelta(hours=1))
+    assert token_get_live(token_id=token.pk, now=later) is None  # expired by then
+    token_revoke(token_id=token.pk, user=alice, actor=Actor.for_user(alice))
+    assert token_get_live(token_id=token.pk) is None  # revoked
+    other, _ = token_create(user=alice, label="u", actor=Actor.for_user(alice))
+    alice.is_active = False
+    alice.save(update_fields=["is_active"])
+    assert token_get_live(token_id=other.pk) is None  # its user deactivated
+    assert token_get_live(token_id=10**9) is None  # no such token
 
 
 def test_a_user_cannot_revoke_someone_elses_token(alice: Any, charlie: Any) -> None:
