@@ -94,6 +94,9 @@ CROSS_FIELD_RULES = (
     "both_stand needs a reason: why do both memories stand?",
     "merge needs `content`: the corrected text that replaces both",
     "`content` is only for decision=merge",
+    # PATCH /memories/{id}: a correction whose text says nothing ("ok", "thanks", one character) is refused; whether
+    # a text carries information is not a thing a JSON schema can state
+    "the correction carries no information (too short or only an acknowledgement)",
     # PUT /handoff: at least one of doing, next_steps, open_questions, files must say something (after cleaning)
     "the handoff is empty: say what you were doing or what comes next",
     # POST /memories: `entities` belongs to each item of a batch, not to the batch
