@@ -355,7 +355,7 @@ ZH = Path(__file__).parents[1] / "data" / "zh-facts.jsonl"
 
 @pytest.mark.django_db
 def test_on_the_chinese_set_the_fusion_is_never_below_its_best_arm() -> None:
-    """tests/memory/data/zh-facts.jsonl: 40 hand-written Chinese team facts, 40 questions (short ones, long
+    """tests/ops/data/zh-facts.jsonl: 40 hand-written Chinese team facts, 40 questions (short ones, long
     conversational ones, mixed Chinese/English, English asked of Chinese memories). Atrium must rank at least as
     well as plain e5 and plain BM25 over the same stored memories (README, "Chinese")."""
     figures = {}
