@@ -15,10 +15,11 @@ from typing import Annotated, Any, Literal, get_type_hints
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema
-from ninja.pagination import LimitOffsetPagination, paginate
+from ninja.pagination import paginate
 from pydantic import ConfigDict
 
 from api.auth import caller_of
+from api.pagination import MAX_LIMIT, MAX_OFFSET, BoundedLimitOffset
 from api.schemas import ErrorOut, ProjectOrigin
 from memory.knowledge import entity_aliases_edit, entity_get, entity_list, entity_memories, entity_merge, entity_rename
 from memory.models import Entity, Memory
@@ -86,8 +87,8 @@ class EntityListQuery(Schema):
 
 
 class EntityDetailQuery(Schema):
-    offset: int = Field(default=0, ge=0)
-    limit: int = Field(default=50, ge=1, le=200)
+    offset: int = Field(default=0, ge=0, le=MAX_OFFSET)
+    limit: int = Field(default=50, ge=1, le=MAX_LIMIT)
 
 
 class EntityMergeIn(_Strict):
@@ -154,7 +155,7 @@ def _annotations_resolved(view: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @router.get("", response={200: list[EntityRowOut], **ERRORS})
-@paginate(LimitOffsetPagination)
+@paginate(BoundedLimitOffset)
 @_annotations_resolved
 def entities_list(request: HttpRequest, filters: Query[EntityListQuery]) -> QuerySet[Entity]:
     """Entities of a palace (or of every palace you may read), last mentioned first, with their memory counts.

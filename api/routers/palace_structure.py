@@ -13,6 +13,7 @@ from ninja import Field, Query, Router, Schema
 from pydantic import ConfigDict
 
 from api.auth import caller_of
+from api.pagination import MAX_OFFSET
 from api.schemas import ErrorOut
 from memory.models import Memory
 from memory.search import (
@@ -94,7 +95,7 @@ class TourQuery(Schema):
     theme: str = ""
     stops: int = Field(default=5, ge=TOUR_MIN_STOPS, le=TOUR_MAX_STOPS)
     include_closed: bool = False
-    offset: int = Field(default=0, ge=0)
+    offset: int = Field(default=0, ge=0, le=MAX_OFFSET)
     limit: int = Field(default=100, ge=1, le=TOUR_PAGE_MAX)
 
 

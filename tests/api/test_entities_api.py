@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from api.pagination import MAX_LIMIT, MAX_OFFSET
 from memory.models import Entity, MemoryEntity
 from palace.models import OpLog, Palace
 from tests.conftest import PROJECT_ORIGIN
@@ -79,6 +80,27 @@ def test_list_filters_searches_and_pages(api_for: Callable[..., Api], alice: Any
     assert [e["name"] for e in page["items"]] == ["PostgreSQL"] and page["count"] == 3
     status, bad = api.get("/api/v1/entities", order="size")
     assert status == 422 and "order" in bad["error"]["message"]
+
+
+def test_page_bounds_are_stated_and_refused_beyond_never_a_500(
+    api_for: Callable[..., Api], alice: Any, lexicon: dict[str, Entity]
+) -> None:
+    """The fuzzer's `limit=10**29` reached PostgreSQL as an out-of-range bigint (a 500): the bounds are in the
+    schema, so the document states them and a request past them is a 422 naming the field."""
+    api = api_for(alice)
+    status, out = api.get("/api/v1/entities", project=PROJECT_ORIGIN, limit=MAX_LIMIT, offset=MAX_OFFSET)
+    assert status == 200 and out["items"] == [] and out["count"] == 3, out  # the largest page asked for is served
+    carol = lexicon["carol"]
+    status, _ = api.get(f"/api/v1/entities/{carol.pk}", limit=MAX_LIMIT, offset=MAX_OFFSET)
+    assert status == 200
+    for path in ("/api/v1/entities", f"/api/v1/entities/{carol.pk}"):
+        for params in ({"limit": 10**29}, {"offset": 10**19}, {"limit": MAX_LIMIT + 1}, {"offset": MAX_OFFSET + 1}):
+            status, bad = api.get(path, **params)
+            assert status == 422, (path, params, bad)
+            assert next(iter(params)) in json.dumps(bad), bad
+    document = Client().get("/api/v1/openapi.json").json()
+    listed = {p["name"]: p["schema"] for p in document["paths"]["/api/v1/entities"]["get"]["parameters"]}
+    assert listed["limit"]["maximum"] == MAX_LIMIT and listed["offset"]["maximum"] == MAX_OFFSET
 
 
 def test_list_query_count_does_not_grow_with_entities(

@@ -103,6 +103,8 @@ CROSS_FIELD_RULES = (
     "with items, give each item its own entities",
     # POST /import: an export of several palaces sent with one `project` (each would land in that one palace)
     "two palaces of the export would land in the same palace; import them one by one",
+    # POST /import with `project`: the document must hold exactly one palace (a schema cannot count them)
+    "project takes an export of one palace; this one has ",
     # /entities: a name or alias that normalises to nothing (only punctuation, control bytes or forged tags), an
     # entity merged into itself or across palaces, an alias removed that the entity does not have
     "name is empty (or only punctuation)",
@@ -120,7 +122,9 @@ def _valid_input_is_accepted(case: Case, response: Any) -> None:
     if case.meta is None or not case.meta.generation.mode.is_positive or response.status_code != 422:
         return
     message = response.json()["error"]["message"]
-    assert message in CROSS_FIELD_RULES, f"{case.operation.label}: schema-valid input refused: {message}"
+    assert any(message.startswith(rule) for rule in CROSS_FIELD_RULES), (
+        f"{case.operation.label}: schema-valid input refused: {message}"
+    )
 
 
 @pytest.fixture
