@@ -37,6 +37,13 @@ Content = Annotated[
         description=f"One idea, at most {CONTENT_LIMIT} characters (split longer text into several memories).",
     ),
 ]
+MergedContent = Annotated[
+    str,
+    Field(
+        max_length=CONTENT_LIMIT,
+        description=f"For merge only: the corrected text that replaces both, at most {CONTENT_LIMIT} characters.",
+    ),
+]
 Placard = Annotated[str, Field(max_length=200)]
 Importance = Annotated[
     float | None,
