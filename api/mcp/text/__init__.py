@@ -8,6 +8,7 @@ from __future__ import annotations
 from api.mcp.text.browse import closed_wing, neighbours, stats, timeline_created, timeline_tour, toured
 from api.mcp.text.common import (
     INSTRUCTIONS,
+    default_project_gone,
     domain_error,
     flat,
     invalid_input,
@@ -30,6 +31,7 @@ __all__ = [
     "audit",
     "checked_out",
     "closed_wing",
+    "default_project_gone",
     "distill_undone",
     "distilled",
     "domain_error",

@@ -48,10 +48,11 @@ async def memory_save(
     Returns each item's disposition: accept (new memory, with its id and room#slot), merge (a restatement that
     reinforced an existing memory), defer (saved, but it may contradict the listed memories: each pending
     contradiction has an edge id, and the hint says why it was judged so), drop (no information, nothing stored).
-    Secrets are redacted before storage. Saves go to your personal palace unless `project` names a project palace
-    you may write. Content that restates a forgotten memory is deferred with that memory's id and epitaph (nothing
-    saved) unless `restore` is true, which brings the original back. `entities` (optional, also per item) states
-    who and what the memory is about; the server finds mentions too, and each item lists the entities linked.
+    Secrets are redacted before storage. Saves go to `project` (a project palace you may write, or "personal"),
+    else to your token's default project, else to your personal palace. Content that restates a forgotten memory
+    is deferred with that memory's id and epitaph (nothing saved) unless `restore` is true, which brings the
+    original back. `entities` (optional, also per item) states who and what the memory is about; the server finds
+    mentions too, and each item lists the entities linked.
     Next: if an item may contradict another, memory_review it, then memory_resolve the edge (or memory_update).
     """
     return await run(
