@@ -46,7 +46,16 @@ from api.mcp.schemas.recall import (
     SearchOut,
 )
 from api.mcp.schemas.review import AuditOut, EdgeOut, OpRow, QueueOut, QueueRow, ReportOut
-from api.mcp.schemas.save import DistillClusterOut, DistillOut, ForgetOut, SaveItem, SaveItemOut, SaveOut, UpdateOut
+from api.mcp.schemas.save import (
+    DistillClusterOut,
+    DistillOut,
+    ForgetOut,
+    RestoreOut,
+    SaveItem,
+    SaveItemOut,
+    SaveOut,
+    UpdateOut,
+)
 from api.mcp.schemas.versions import CheckoutOut, DistillUndoOut
 
 __all__ = [
@@ -97,6 +106,7 @@ __all__ = [
     "ReportOut",
     "ResolveOut",
     "Restore",
+    "RestoreOut",
     "RoomOut",
     "SaveItem",
     "SaveItemOut",
