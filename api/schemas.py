@@ -5,8 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated
 
+from django.conf import settings
 from ninja import Schema
 from pydantic import AfterValidator, Field
+
+from memory.save import MAX_PLACARD_CHARS
 
 
 class ErrorDetail(Schema):
@@ -31,6 +34,27 @@ def _utc_instant(value: datetime) -> datetime:
 
 Instant = Annotated[datetime, AfterValidator(_utc_instant)]
 """A datetime input, stored and compared as UTC (any offset ISO 8601 allows)."""
+
+
+# Every REST field that carries memory content has one of these types, so the OpenAPI document states the limit the
+# save pipeline enforces (memory.save.prepare_item) and a longer text is a 422 naming the field, before any work.
+CONTENT_LIMIT = settings.ATRIUM_MAX_CONTENT_CHARS
+MemoryContent = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=CONTENT_LIMIT,
+        description=f"the memory's text: one idea, at most {CONTENT_LIMIT} characters",
+    ),
+]
+MergedContent = Annotated[
+    str,
+    Field(
+        max_length=CONTENT_LIMIT,
+        description=f"decision=merge only: the corrected text that replaces both, at most {CONTENT_LIMIT} characters",
+    ),
+]
+Placard = Annotated[str, Field(max_length=MAX_PLACARD_CHARS, description="a short cue: unique, distinctive, dated")]
 
 
 ProjectOrigin = Annotated[

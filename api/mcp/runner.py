@@ -56,6 +56,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("atrium.mcp")
 
+# The `project` value that addresses the caller's personal palace even when the token has a default project (no git
+# origin can be spelled so: palace.origins.normalize_origin wants a host and a path).
+PERSONAL = "personal"
+
 SERVICE_MS_META = "dev.atrium/service_ms"
 
 # The token row the verifier loaded for this request (with its user), so a tool need not load it again. Set in the
@@ -86,16 +90,34 @@ class ToolCall:
     def token_id(self) -> int | None:
         return self.caller.token.pk if self.caller.token is not None else None
 
-    def palace(self, project: str | None) -> Palace:
-        """The palace the tool addresses: the named project (membership checked; for writing when the tool writes)
-        or the caller's personal palace. A project the caller is not a member of raises NotFound exactly like one
-        that does not exist."""
+    def palace(self, project: str | None, *, write: bool | None = None) -> Palace:
+        """The palace the tool addresses, checked for writing when the tool writes (or as `write` says):
+
+        - `project` names one (a git origin): that project, when the caller is a member;
+        - `project` is "personal": the caller's personal palace;
+        - no `project`: the token's default project when it has one, else the personal palace.
+
+        A project the caller is not a member of raises NotFound exactly like one that does not exist; so does a
+        token's default project the caller no longer belongs to, with a message that says so — never a palace the
+        agent did not choose."""
+        write = self.spec.write if write is None else write
         if project is not None and not project.strip():
             project = None
+        if project is None and self.caller.token is not None and self.caller.token.default_project_id is not None:
+            try:
+                return palace_get(user=self.user, palace_id=self.caller.token.default_project_id, write=write)
+            except NotFound:
+                raise NotFound(text.default_project_gone()) from None
+        if project is not None and project.strip().lower() == PERSONAL:
+            project = None
         try:
-            return palace_get(user=self.user, origin=project, write=self.spec.write)
+            return palace_get(user=self.user, origin=project, write=write)
         except NotFound:
             raise NotFound(text.palace_not_found(project)) from None
+
+    def personal(self) -> Palace:
+        """The caller's personal palace, whatever the token's default project (the standing profile's own)."""
+        return self.palace(PERSONAL)
 
 
 def current_token_id() -> int:

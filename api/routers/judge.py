@@ -12,7 +12,7 @@ from pydantic import ConfigDict
 
 from api.auth import caller_of
 from api.routers.memories import memory_out
-from api.schemas import ErrorOut
+from api.schemas import ErrorOut, MergedContent
 from memory.judge import (
     adjudication_why,
     adjudications_recent,
@@ -38,7 +38,7 @@ class _Strict(Schema):
 class ResolveIn(_Strict):
     decision: Literal["keep_newer", "keep_older", "both_stand", "merge"]
     reason: str = ""
-    content: str = ""
+    content: MergedContent = ""
 
 
 class ResolveOut(Schema):

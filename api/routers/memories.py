@@ -17,7 +17,7 @@ from pydantic import ConfigDict
 
 from accounts.caller import Caller
 from api.auth import caller_of
-from api.schemas import ErrorOut, Instant, ProjectOrigin
+from api.schemas import ErrorOut, Instant, MemoryContent, Placard, ProjectOrigin
 from memory.jobs import distill_revert
 from memory.lifecycle import memory_checkout, memory_forget, memory_report, memory_restore, memory_update
 from memory.models import Memory
@@ -54,9 +54,9 @@ class EntityTagOut(Schema):
 
 
 class ItemIn(_Strict):
-    content: str = Field(min_length=1)
+    content: MemoryContent
     kind: KindName = "fact"
-    placard: str = ""
+    placard: Placard = ""
     occurred_at: Instant | None = None
     speaker: str = ""
     source_session: str = ""
@@ -72,9 +72,9 @@ class SaveIn(_Strict):
 
     palace: int | None = None
     project: ProjectOrigin | None = None
-    content: str | None = Field(default=None, min_length=1)
+    content: MemoryContent | None = None
     kind: KindName = "fact"
-    placard: str = ""
+    placard: Placard = ""
     occurred_at: Instant | None = None
     speaker: str = ""
     source_session: str = ""
@@ -160,8 +160,8 @@ class ListQuery(Schema):
 
 
 class UpdateIn(_Strict):
-    content: str
-    placard: str | None = None
+    content: MemoryContent
+    placard: Placard | None = None
     kind: KindName | None = None
     expected_version: int | None = None
     reason: str = ""

@@ -108,17 +108,23 @@ class Prepared:
 
 
 def prepare_item(item: SaveItem, *, now: datetime) -> Prepared:
-    """Clean one save request: strip forged tags (and NUL/control bytes), redact, then check the lengths."""
+    """Clean one save request: check the lengths of what was sent, then strip forged tags (and NUL/control bytes)
+    and redact.
+
+    The limit applies to the text as sent, measured before any processing: it is the limit the doors' schemas state
+    (maxLength in OpenAPI and in the MCP tools' input schemas), so text they accept is never refused here for its
+    length, and text over it costs no regex work (redaction may lengthen a text: a marker can be longer than the
+    secret it replaces)."""
     limit = settings.ATRIUM_MAX_CONTENT_CHARS
-    # Bound the work the regexes do on absurd input before cleaning; the real limit applies after.
-    if len(item.content) > 4 * limit:
-        raise InvalidInput(f"content is at most {limit} characters", field="content")
+    if len(item.content) > limit:
+        raise InvalidInput(
+            f"content is at most {limit} characters (got {len(item.content)}): split it into several memories",
+            field="content",
+        )
     scrubbed = redact(strip_protocol_tags(item.content.replace("\x00", "")).strip())
     text = scrubbed.text.strip()
     if not text:
         raise InvalidInput("content is empty", field="content")
-    if len(text) > limit:
-        raise InvalidInput(f"content is at most {limit} characters (got {len(text)})", field="content")
     placard_scrubbed = redact(clean_line(item.placard, "placard", MAX_PLACARD_CHARS))
     when = item.occurred_at or now
     if timezone.is_naive(when):

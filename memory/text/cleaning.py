@@ -25,9 +25,9 @@ def scrub_inbound_text(text: str, *, one_line: bool = False) -> RedactionResult:
 
 
 def clean_line(text: str, name: str, limit: int) -> str:
-    """One line of text: forged tags stripped, whitespace collapsed, at most `limit` characters (InvalidInput
-    naming the field `name` when longer)."""
-    line = " ".join(strip_protocol_tags(text).split())
-    if len(line) > limit:
-        raise InvalidInput(f"{name} is at most {limit} characters")
-    return line
+    """One line of text: at most `limit` characters as sent (InvalidInput naming the field `name` when longer,
+    measured before any cleaning, as the doors' schemas state it), then forged tags stripped and whitespace
+    collapsed."""
+    if len(text) > limit:
+        raise InvalidInput(f"{name} is at most {limit} characters (got {len(text)})", field=name)
+    return " ".join(strip_protocol_tags(text).split())

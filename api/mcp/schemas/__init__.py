@@ -26,6 +26,7 @@ from api.mcp.schemas.common import (
     Kind,
     MemoryId,
     MemoryRow,
+    MergedContent,
     Out,
     Placard,
     Project,
@@ -45,7 +46,16 @@ from api.mcp.schemas.recall import (
     SearchOut,
 )
 from api.mcp.schemas.review import AuditOut, EdgeOut, OpRow, QueueOut, QueueRow, ReportOut
-from api.mcp.schemas.save import DistillClusterOut, DistillOut, ForgetOut, SaveItem, SaveItemOut, SaveOut, UpdateOut
+from api.mcp.schemas.save import (
+    DistillClusterOut,
+    DistillOut,
+    ForgetOut,
+    RestoreOut,
+    SaveItem,
+    SaveItemOut,
+    SaveOut,
+    UpdateOut,
+)
 from api.mcp.schemas.versions import CheckoutOut, DistillUndoOut
 
 __all__ = [
@@ -78,6 +88,7 @@ __all__ = [
     "Kind",
     "MemoryId",
     "MemoryRow",
+    "MergedContent",
     "NeighbourOut",
     "NeighboursOut",
     "OpRow",
@@ -95,6 +106,7 @@ __all__ = [
     "ReportOut",
     "ResolveOut",
     "Restore",
+    "RestoreOut",
     "RoomOut",
     "SaveItem",
     "SaveItemOut",

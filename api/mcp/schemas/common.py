@@ -22,7 +22,9 @@ Project = Annotated[
         max_length=400,
         description=(
             "Git origin of a project palace you are a member of (e.g. github.com/org/repo or "
-            "git@github.com:org/repo.git). Omit for your personal palace."
+            'git@github.com:org/repo.git), or "personal" for your personal palace. Omitted: your token\'s default '
+            "project, or your personal palace when the token has none (a tool that reads every palace you belong "
+            "to when none is named says so)."
         ),
     ),
 ]
@@ -35,6 +37,13 @@ Content = Annotated[
         min_length=1,
         max_length=CONTENT_LIMIT,
         description=f"One idea, at most {CONTENT_LIMIT} characters (split longer text into several memories).",
+    ),
+]
+MergedContent = Annotated[
+    str,
+    Field(
+        max_length=CONTENT_LIMIT,
+        description=f"For merge only: the corrected text that replaces both, at most {CONTENT_LIMIT} characters.",
     ),
 ]
 Placard = Annotated[str, Field(max_length=200)]

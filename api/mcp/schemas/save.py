@@ -1,5 +1,5 @@
-"""The save family's outputs (memory_save, memory_update, memory_forget, memory_distill) and the batch item. Wire names
-are camelCase, as in api/mcp/schemas/common.py."""
+"""The save family's outputs (memory_save, memory_update, memory_forget, memory_restore, memory_distill) and the
+batch item. Wire names are camelCase, as in api/mcp/schemas/common.py."""
 
 from __future__ import annotations
 
@@ -69,6 +69,12 @@ class ForgetOut(Out):
     status: str
     epitaph: str
     version: int
+
+
+class RestoreOut(Out):
+    memory: MemoryRow = Field(description="the memory, active again")
+    was: str = Field(description="the status it came back from: forgotten | archived")
+    epitaph: str = Field(description="the epitaph it had (why it was forgotten or archived)")
 
 
 class DistillClusterOut(Out):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from api.mcp.text.browse import closed_wing, neighbours, stats, timeline_created, timeline_tour, toured
 from api.mcp.text.common import (
     INSTRUCTIONS,
+    default_project_gone,
     domain_error,
     flat,
     invalid_input,
@@ -21,7 +22,7 @@ from api.mcp.text.handoff import handoff_body, handoff_saved, history, profile_e
 from api.mcp.text.judge import resolved
 from api.mcp.text.recall import assessed, examined, searched
 from api.mcp.text.review import audit, queue, reported
-from api.mcp.text.save import distilled, entities_text, entity_list, forgot, saved, updated
+from api.mcp.text.save import distilled, entities_text, entity_list, forgot, restored, saved, updated
 from api.mcp.text.versions import checked_out, distill_undone
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "audit",
     "checked_out",
     "closed_wing",
+    "default_project_gone",
     "distill_undone",
     "distilled",
     "domain_error",
@@ -51,6 +53,7 @@ __all__ = [
     "queue",
     "reported",
     "resolved",
+    "restored",
     "row_line",
     "rows_text",
     "saved",

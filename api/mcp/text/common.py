@@ -63,7 +63,15 @@ def palace_not_found(project: str | None) -> str:
         return "your personal palace was not found; ask an admin to check your account"
     return (
         f"project not found: {project!r}. Pass the git origin of a project you are a member of "
-        "(e.g. github.com/org/repo), or omit `project` to use your personal palace."
+        '(e.g. github.com/org/repo), or "personal" for your personal palace.'
+    )
+
+
+def default_project_gone() -> str:
+    return (
+        "this token's default project is not one of your palaces any more (were you removed from it?), so nothing "
+        'was done. Pass `project`: the git origin of a project you are a member of, or "personal" for your personal '
+        "palace; or use a token without that default project."
     )
 
 

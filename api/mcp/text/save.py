@@ -66,6 +66,15 @@ def forgot(out: schemas.ForgetOut) -> str:
     return f"Forgot #{out.id} (restorable; it keeps its slot in the closed wing). Epitaph: {out.epitaph or '—'}"
 
 
+def restored(out: schemas.RestoreOut) -> str:
+    row = out.memory
+    where = f" [{row.coordinate}]" if row.coordinate else ""
+    return (
+        f"Restored #{row.id}{where} from {out.was} (epitaph: {out.epitaph or '—'}); it is active again, version "
+        f"{row.version}."
+    )
+
+
 def distilled(out: schemas.DistillOut) -> str:
     verb = "Proposed" if out.mode == "suggest" else "Applied"
     clusters = out.clusters

@@ -13,8 +13,8 @@ from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
 from api.schemas import Instant
 from memory.knowledge import MAX_FACTS, facts_query, facts_write
-from palace.errors import InvalidInput, NotFound
-from palace.selectors import palace_get, palace_labels
+from palace.errors import InvalidInput
+from palace.selectors import palace_labels
 
 
 @tool("memory_facts", title="Facts about an entity, on two time axes", writes_in_a_mode=True)
@@ -42,7 +42,8 @@ async def memory_facts(
     written. Query mode (`entity` or `entityId`): the facts true now, or `as_of` a time (world time), as Atrium knew
     them `known_at` a time (record time); `includeInvalid` lists ended and replaced ones too. A query creates no
     entity: an unknown name returns suggestions, an ambiguous one its candidates (call again with entityId).
-    Writes go to your personal palace or `project`; queries read every palace you belong to (or `project`).
+    Writes go to `project`, else your token's default project, else your personal palace; queries read every palace
+    you belong to (or `project`).
     Next: memory_facts with replaces= to correct a fact; memory_search with as_of to see memories at that time.
     """
     return await run(
@@ -74,10 +75,7 @@ def _facts(
         if entity is not None or entity_id is not None or as_of or known_at or include_invalid:
             raise InvalidInput("give facts (write) or entity/entityId with as_of/known_at (query), not both")
         call.caller.require_write()
-        try:
-            palace = palace_get(user=call.user, origin=project or None, write=True)
-        except NotFound:
-            raise NotFound(text.palace_not_found(project or None)) from None
+        palace = call.palace(project, write=True)
         entries = [f.model_dump(by_alias=True, exclude_none=True) for f in facts]
         result = facts_write(palace=palace, actor=call.actor, facts=entries)
         out = mapping.facts_written_out(result, palace_labels(user=call.user, palace_ids={palace.pk}))

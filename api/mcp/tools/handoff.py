@@ -31,8 +31,8 @@ from memory.context import (
 )
 from memory.models import HandoffVersion, ProfileVersion
 from memory.selectors import memory_supersede_chain
-from palace.errors import InvalidInput, NotFound
-from palace.selectors import palace_get, palace_labels, role_in
+from palace.errors import InvalidInput
+from palace.selectors import palace_labels, role_in
 
 if TYPE_CHECKING:
     from palace.models import Palace
@@ -43,16 +43,6 @@ ExpectedVersion = Annotated[
     int | None,
     Field(ge=0, le=2**31 - 1, description="The version you read (0 when there is none yet): the optimistic lock."),
 ]
-
-
-def resolve_palace(call: ToolCall, project: str | None, *, write: bool) -> Palace:
-    """The palace addressed (a project, or the personal palace), checked for writing only when this call writes."""
-    if project is not None and not project.strip():
-        project = None
-    try:
-        return palace_get(user=call.user, origin=project, write=write)
-    except NotFound:
-        raise NotFound(text.palace_not_found(project)) from None
 
 
 def version_out(v: ProfileVersion) -> schemas.ProfileVersionOut:
@@ -93,8 +83,9 @@ async def memory_profile_edit(
     version: Annotated[int | None, Field(ge=1, le=2**31 - 1, description="The version to restore (rollback).")] = None,
     project: schemas.Project = None,
 ) -> Annotated[CallToolResult, schemas.ProfileEditOut]:
-    """The curated profile: a short text a person writes about themselves (personal palace) or a project's writers
-    about the project (`project`). It is injected first into memory_profile, atrium://profile and the bootstrap
+    """The curated profile: a short text a person writes about themselves (personal palace: `project` "personal",
+    or omitted with a token that has no default project) or a project's writers about the project (`project`, or
+    the token's default project). It is injected first into memory_profile, atrium://profile and the bootstrap
     block, before the memories Atrium derives.
 
     - view: the current text, its version and the history (members of a project may view; read tokens use
@@ -122,7 +113,7 @@ def _profile_edit(
     version: int | None,
     project: str | None,
 ) -> tuple[schemas.ProfileEditOut, str]:
-    palace = resolve_palace(call, project, write=action != "view")
+    palace = call.palace(project, write=action != "view")
     if action == "edit":
         if content is None or expected is None:
             raise InvalidInput("edit needs `content` and `expected_version` (0 for the first edit; view shows it)")
@@ -159,8 +150,9 @@ async def memory_handoff_save(
     project: schemas.Project = None,
 ) -> Annotated[CallToolResult, schemas.HandoffOut]:
     """Save where you stopped, for the next session: what you were doing, next steps, open questions, files touched.
-    One handoff per person and palace (your personal palace, or a `project` you may write to), private to you even
-    in a shared project. Each save is a new version; the previous snapshot is kept (memory_history lists them).
+    One handoff per person and palace (`project` you may write to, else your token's default project, else your
+    personal palace), private to you even in a shared project. Each save is a new version; the previous snapshot is
+    kept (memory_history lists them).
 
     `expected_version` is the version memory_handoff_load gave you (0 before the first save); a save against a
     stale version is refused with the current one in the message — load, merge, save again.
@@ -181,7 +173,7 @@ async def memory_handoff_save(
 def _handoff_save(
     call: ToolCall, *, expected: int, data: HandoffInput, project: str | None
 ) -> tuple[schemas.HandoffOut, str]:
-    palace = resolve_palace(call, project, write=True)
+    palace = call.palace(project, write=True)
     row = handoff_save(palace=palace, actor=call.actor, data=data, expected_version=expected)
     out = handoff_out(row, palace)
     return out, text.handoff_saved(out)
@@ -206,8 +198,8 @@ async def memory_handoff_load(
 
 
 def _handoff_load(call: ToolCall, *, project: str | None, budget: int) -> tuple[schemas.BootstrapOut, str]:
-    personal = resolve_palace(call, None, write=False)
-    palace = resolve_palace(call, project, write=False) if project else (call.caller.default_project() or personal)
+    personal = call.personal()
+    palace = call.palace(project, write=False)
     block = bootstrap_build(actor=call.actor, palace=palace, personal=personal, budget=budget)
     current = handoff_current(palace_id=palace.pk, actor=call.actor)
     out = schemas.BootstrapOut(
@@ -236,8 +228,9 @@ async def memory_history(
     project: schemas.Project = None,
     limit: Annotated[int, Field(ge=1, le=50, description="Versions to list (1–50).")] = VERSION_LIMIT,
 ) -> Annotated[CallToolResult, schemas.HistoryOut]:
-    """List versions, newest first: your handoff's snapshots in a palace (personal or `project`), the curated
-    profile's versions, or a memory's supersede chain (target=memory with `id`: every correction of it).
+    """List versions, newest first: your handoff's snapshots in a palace (`project`, else your token's default
+    project, else personal), the curated profile's versions, or a memory's supersede chain (target=memory with `id`:
+    every correction of it).
 
     Nothing is ever deleted by a new version. Next: memory_checkout to bring one back (target=handoff with the
     version number, or a memory id); memory_profile_edit action=rollback for the profile.
@@ -256,7 +249,7 @@ def _history(
         rows = [mapping.memory_row(m, labels) for m in chain[:limit]]
         out = schemas.HistoryOut(target=target, palace=rows[0].palace if rows else "", memories=rows)
         return out, text.history(out)
-    palace = resolve_palace(call, project, write=False)
+    palace = call.palace(project, write=False)
     if target == "profile":
         versions = curated_history(palace_id=palace.pk, limit=limit)
         out = schemas.HistoryOut(target=target, palace=palace.label, profile=[version_out(v) for v in versions])

@@ -28,7 +28,7 @@ async def memory_resolve(
     reason: Annotated[
         str, Field(max_length=500, description="Why (kept in the audit log; required for both_stand).")
     ] = "",
-    content: Annotated[str, Field(max_length=20000, description="For merge only: the corrected text.")] = "",
+    content: schemas.MergedContent = "",
 ) -> Annotated[CallToolResult, schemas.ResolveOut]:
     """Decide a pending contradiction between two memories (an edge a save reported as "may contradict … edge=N").
     Read both with memory_review first. The decision is recorded in the audit log; superseded and forgotten

@@ -199,9 +199,9 @@ async def memory_profile(project: schemas.Project = None) -> Annotated[CallToolR
 
 
 def _profile(call: ToolCall, *, project: str | None = None) -> tuple[schemas.ProfileOut, str]:
-    palace = call.palace(None)
+    palace = call.personal()
     chosen = call.palace(project) if project else call.caller.default_project()
-    palaces = [palace] if chosen is None else [palace, chosen]
+    palaces = [palace] if chosen is None or chosen.pk == palace.pk else [palace, chosen]
     reviews_due = review_due_count(user=call.user)
     built = standing_profile_build(
         user=call.user, palace_id=palace.pk, curated=curated_block(palaces=palaces), reviews_due=reviews_due

@@ -1,4 +1,4 @@
-"""Tools that write memories: memory_save, memory_update, memory_forget, memory_distill."""
+"""Tools that write memories: memory_save, memory_update, memory_forget, memory_restore, memory_distill."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
 from memory import lifecycle, save
 from memory.jobs import distill_run
-from palace.errors import InvalidInput
+from memory.selectors import memory_get
+from palace.errors import InvalidInput, NotFound
 
 SOURCE = "mcp"
 
@@ -48,10 +49,11 @@ async def memory_save(
     Returns each item's disposition: accept (new memory, with its id and room#slot), merge (a restatement that
     reinforced an existing memory), defer (saved, but it may contradict the listed memories: each pending
     contradiction has an edge id, and the hint says why it was judged so), drop (no information, nothing stored).
-    Secrets are redacted before storage. Saves go to your personal palace unless `project` names a project palace
-    you may write. Content that restates a forgotten memory is deferred with that memory's id and epitaph (nothing
-    saved) unless `restore` is true, which brings the original back. `entities` (optional, also per item) states
-    who and what the memory is about; the server finds mentions too, and each item lists the entities linked.
+    Secrets are redacted before storage. Saves go to `project` (a project palace you may write, or "personal"),
+    else to your token's default project, else to your personal palace. Content that restates a forgotten memory
+    is deferred with that memory's id and epitaph (nothing saved) unless `restore` is true, which brings the
+    original back. `entities` (optional, also per item) states who and what the memory is about; the server finds
+    mentions too, and each item lists the entities linked.
     Next: if an item may contradict another, memory_review it, then memory_resolve the edge (or memory_update).
     """
     return await run(
@@ -183,6 +185,42 @@ def _forget(call: ToolCall, *, id: int, reason: str) -> tuple[schemas.ForgetOut,
     row = lifecycle.memory_forget(memory_id=id, actor=call.actor, reason=reason)
     out = schemas.ForgetOut(id=row.pk, status=row.status, epitaph=row.epitaph, version=row.version)
     return out, text.forgot(out)
+
+
+# --- memory_restore ------------------------------------------------------------------------------------------------
+
+
+@tool("memory_restore", title="Restore a forgotten or archived memory", write=True)
+async def memory_restore(
+    id: schemas.MemoryId,
+    reason: Annotated[str, Field(max_length=500, description="Why it comes back (kept in the audit log).")] = "",
+) -> Annotated[CallToolResult, schemas.RestoreOut]:
+    """Bring a forgotten memory (memory_forget) or one archived by decay back to active: it returns to search and the
+    profile in its slot. The result names the status and the epitaph it had.
+
+    Fails with a conflict when the memory is not forgotten or archived (a superseded version comes back with
+    memory_checkout instead).
+    Next: memory_audit_forgotten lists what is forgotten; memory_search finds the restored memory again.
+    """
+    return await run(lambda call: _restore(call, id=id, reason=reason))
+
+
+def _restore(call: ToolCall, *, id: int, reason: str) -> tuple[schemas.RestoreOut, str]:
+    try:
+        # Read first for the epitaph the restore clears; the service locks the row and checks the write again.
+        before = memory_get(user=call.user, memory_id=id, write=True)
+    except NotFound:
+        raise NotFound(
+            f"no memory with id={id} that you can see: check `id` (memory_audit_forgotten lists forgotten memories "
+            "with their ids)"
+        ) from None
+    row = lifecycle.memory_restore(memory_id=id, actor=call.actor, reason=reason)
+    out = schemas.RestoreOut(
+        memory=mapping.memory_row(row, {row.palace_id: row.palace.label}),
+        was=before.status,
+        epitaph=before.epitaph,
+    )
+    return out, text.restored(out)
 
 
 # --- memory_distill ------------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from pydantic import Field
 from api.mcp import mapping, schemas, text
 from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
-from api.mcp.tools.handoff import handoff_out, resolve_palace
+from api.mcp.tools.handoff import handoff_out
 from memory import lifecycle
 from memory.context import handoff_checkout
 from memory.jobs import distill_revert
@@ -42,8 +42,8 @@ async def memory_checkout(
 
     - a memory: the new version supersedes the current one, in the same room#slot. Fails with a conflict when
       `id` is already current or the current version is forgotten (restore that first).
-    - target=handoff: `id` is a version of your handoff in your personal palace or `project`; a new handoff
-      version copies it (the next memory_handoff_save expects the new number).
+    - target=handoff: `id` is a version of your handoff in `project` (else your token's default project, else your
+      personal palace); a new handoff version copies it (the next memory_handoff_save expects the new number).
     Next: memory_review the memory, or memory_history target=handoff, to see the whole history.
     """
     return await run(lambda call: _checkout(call, id=id, reason=reason, target=target, project=project))
@@ -53,7 +53,7 @@ def _checkout(
     call: ToolCall, *, id: int, reason: str, target: str = "memory", project: str | None = None
 ) -> tuple[schemas.CheckoutOut, str]:
     if target == "handoff":
-        palace = resolve_palace(call, project, write=True)
+        palace = call.palace(project, write=True)
         row = handoff_checkout(palace=palace, actor=call.actor, version=id, reason=reason)
         handoff = handoff_out(row, palace)
         done = schemas.CheckoutOut(handoff=handoff, checkout_of=id, supersedes=row.version - 1)

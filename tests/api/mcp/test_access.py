@@ -163,6 +163,7 @@ def test_read_token_cannot_call_write_tools(tokens: dict[str, str], mode: str) -
         ("memory_save", {"content": "A read token tries to write this.", "kind": "fact"}),
         ("memory_update", {"id": seeded["id"], "content": "A read token rewrites the codename."}),
         ("memory_forget", {"id": seeded["id"]}),
+        ("memory_restore", {"id": seeded["id"]}),
         ("memory_report", {"id": seeded["id"], "outcome": "success"}),
         ("memory_distill", {"mode": "apply"}),
         ("memory_checkout", {"id": seeded["id"]}),

@@ -38,6 +38,7 @@ def test_content_over_the_limit_is_refused_by_every_tool_that_takes_content(toke
             {"items": [{"content": "A fine short memory.", "kind": "fact"}, {"content": over, "kind": "fact"}]},
         ),
         ("memory_update", {"id": memory_id, "content": over}),
+        ("memory_resolve", {"edge": 1, "decision": "merge", "content": over}),
     ]
     for (name, _), result in zip(calls, run(_calls(tokens["alice"], calls)), strict=True):
         assert result.is_error, name
@@ -75,3 +76,33 @@ def test_report_on_another_tenants_memory_answers_like_a_missing_one(
     (own,) = run(_calls(tokens["alice"], [("memory_report", {"id": alices, **args})]))  # positive control
     assert not own.is_error, text_of(own)
     assert Memory.objects.get(pk=alices).confidence != confidence or "grade" in args
+
+
+def _max_length(prop: dict[str, Any]) -> int | None:
+    """maxLength of a string property, also when it is optional (anyOf string | null)."""
+    if "maxLength" in prop:
+        return int(prop["maxLength"])
+    lengths = [int(p["maxLength"]) for p in prop.get("anyOf", []) if "maxLength" in p]
+    return lengths[0] if lengths else None
+
+
+def test_tools_list_states_the_content_limit_on_every_content_argument(tokens: dict[str, str]) -> None:
+    async def listed() -> dict[str, Any]:
+        async with mcp_client(tokens["alice"]) as client:
+            return {t.name: t.input_schema for t in (await client.list_tools()).tools}
+
+    schemas = run(listed())
+    save = schemas["memory_save"]
+    item = save["$defs"]["SaveItem"]["properties"]["content"]
+    stated = {
+        "memory_save": _max_length(save["properties"]["content"]),
+        "memory_save items[]": _max_length(item),
+        "memory_update": _max_length(schemas["memory_update"]["properties"]["content"]),
+        "memory_resolve": _max_length(schemas["memory_resolve"]["properties"]["content"]),
+    }
+    assert stated == dict.fromkeys(stated, LIMIT)
+    # Every tool argument named `content` that is memory content is among them (the profile's is its own, 4,000).
+    with_content = {name for name, schema in schemas.items() if "content" in schema.get("properties", {})}
+    assert with_content == {"memory_save", "memory_update", "memory_resolve", "memory_profile_edit"}
+    assert _max_length(schemas["memory_profile_edit"]["properties"]["content"]) == 4000
+    assert _max_length({"type": "string"}) is None  # control: a missing limit reads as None

@@ -82,6 +82,7 @@ def test_write_flag_is_declared_once_and_read_from_the_registry() -> None:
         "memory_save",
         "memory_update",
         "memory_forget",
+        "memory_restore",
         "memory_report",
         "memory_distill",
         "memory_checkout",
@@ -92,7 +93,7 @@ def test_write_flag_is_declared_once_and_read_from_the_registry() -> None:
     }
     assert write_tool_names() == WRITE_TOOLS
     listed = {tool.name: tool for tool in mcp._tool_manager.list_tools()}
-    assert set(listed) == set(TOOLS) and len(TOOLS) == 25
+    assert set(listed) == set(TOOLS) and len(TOOLS) == 26
     for name, spec in TOOLS.items():
         assert listed[name].annotations is not None
         assert listed[name].annotations.read_only_hint is (not (spec.write or spec.writes_in_a_mode)), name

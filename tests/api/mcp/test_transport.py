@@ -21,6 +21,7 @@ ALL_TOOLS = {
     "memory_timeline",
     "memory_update",
     "memory_forget",
+    "memory_restore",
     "memory_report",
     "memory_review_queue",
     "memory_review",
