@@ -12,8 +12,8 @@ otherwise (memory.judge.dispositions), never blocking a write.
    ACCEPT; otherwise DEFER (unsure: no edge, the model did not confirm a contradiction).
 3. When the model is off, has no key, times out or fails, the rules' decision about that neighbour (and, after a
    failure, about the rest) stands, and the ruling says why (`fallback_reason`).
-4. Every ruling is persisted (`Adjudication`, at least the last ATRIUM_JUDGE_KEEP per palace), and the save hint
-   answers "why was this deferred?" from it.
+4. Every ruling is persisted (`Adjudication`, at least the last ATRIUM_JUDGE_KEEP per palace, and every ruling an
+   open contradiction points to, however old), and the save hint answers "why was this deferred?" from it.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 
 from memory.judge import dispositions
 from memory.judge.config import FAILED, SKIPPED, TIMEOUT, JudgeConfig, judge_config
@@ -269,7 +270,10 @@ def adjudications_record(
         cut = Adjudication.objects.filter(palace=palace).order_by("-id").values_list("id", flat=True)[keep : keep + 1]
         cut_id = next(iter(cut), None)
         if cut_id is not None:
-            Adjudication.objects.filter(palace=palace, id__lte=cut_id).delete()
+            # A ruling an open contradiction points to is its only explanation ("why was this deferred?"): it stays
+            # until the edge is decided, however old.
+            open_edge = Q(edge__kind=Edge.Kind.CONTRADICTS, edge__status=Edge.Status.PENDING)
+            Adjudication.objects.filter(palace=palace, id__lte=cut_id).exclude(open_edge).delete()
     return rows
 
 
