@@ -2,7 +2,7 @@
 door (`memory_save_batch`), an import merge (ops.portability), a capture of a session's turns. All of them call
 `memory_save_bulk`, which differs from saving the items one by one in three ways:
 
-1. the items go in chunks of MAX_BATCH_ITEMS: one embedder call per chunk;
+1. the items go in chunks of MAX_BATCH_ITEMS: one embedder call and one entity-extraction ask per chunk;
 2. the judge's model is not asked (a backfill would cost a model call per item, each under the palace's lock): the
    rules dispose, and the ruling behind every `contradicts` edge a bulk save opens is recorded as the rules', with
    the fallback `bulk` (memory.judge), so the Judge page can say why each edge exists;
@@ -119,8 +119,9 @@ def _save_chunk(
         if p.source_session:
             previous_content[p.source_session] = p.content
     vectors, degraded = embed_texts([embedding for _, embedding in texts]) if prepared else ([], [])
-    for (i, p), (search_text, _), vector in zip(prepared, texts, vectors, strict=True):
-        extraction = extract_entities(palace, p)  # outside the transaction: a model may be asked
+    # Outside the transaction: a model may be asked, once for the chunk.
+    extractions = extract_entities(palace, [p for _, p in prepared]) if prepared else []
+    for (i, p), (search_text, _), vector, extraction in zip(prepared, texts, vectors, extractions, strict=True):
         try:
             with transaction.atomic():
                 results[i] = save_prepared(

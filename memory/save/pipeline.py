@@ -8,6 +8,7 @@ transaction. Corrections (memory/lifecycle/corrections.py) reuse the same cleani
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -28,7 +29,7 @@ from memory.judge import (
     judge_dispose,
     save_hint,
 )
-from memory.knowledge import Extraction, Linked, entities_extract, entities_link
+from memory.knowledge import Extraction, Linked, Note, entities_extract_many, entities_link
 from memory.models import Edge, Memory
 from memory.providers import embedder_model_name
 from memory.save.derived_texts import derive_texts, embed_texts
@@ -390,10 +391,11 @@ def memory_save(
         search_text=search_text,
         previous=previous,
         now=now,
-        extraction=extract_entities(palace, p),
+        extraction=extract_entities(palace, [p])[0],
     )
 
 
-def extract_entities(palace: Palace, p: Prepared) -> Extraction:
-    """The entity mentions of a prepared item, found before the save transaction (a model may be asked)."""
-    return entities_extract(palace=palace, text=p.content, speaker=p.speaker, stated=p.entities)
+def extract_entities(palace: Palace, prepared: Sequence[Prepared]) -> list[Extraction]:
+    """The entity mentions of prepared items, found before the save transaction: one model ask for a batch."""
+    notes = [Note(text=p.content, speaker=p.speaker, stated=p.entities) for p in prepared]
+    return entities_extract_many(palace=palace, notes=notes)
