@@ -386,8 +386,11 @@ ATRIUM_SEARCH_FLOOR = env_float("ATRIUM_SEARCH_FLOOR", 0.0, low=-1.0, high=1.0) 
 # Query rewriting by the optional LLM (on when a model is configured) and how long a search waits for it.
 ATRIUM_SEARCH_REWRITE = env_bool("ATRIUM_SEARCH_REWRITE", True)
 ATRIUM_SEARCH_REWRITE_TIMEOUT = env_float("ATRIUM_SEARCH_REWRITE_TIMEOUT", 2.0, low=0.1, high=60.0)
-# Entity extraction at write time by the optional LLM (on when a model is configured; rules otherwise and on any
-# failure) and how long a save waits for it (memory.knowledge.extraction).
+# Entity extraction at write time (memory.knowledge.extraction): off, nothing is looked for in the text, by the
+# rules or the model (an agent's stated entities are still linked). On, the optional LLM extracts (when a model is
+# configured and ATRIUM_ENTITIES_MODEL is on; rules otherwise and on any failure), one ask per batch, and a save
+# waits at most ATRIUM_ENTITIES_TIMEOUT for it.
+ATRIUM_ENTITIES = env_bool("ATRIUM_ENTITIES", True)
 ATRIUM_ENTITIES_MODEL = env_bool("ATRIUM_ENTITIES_MODEL", True)
 ATRIUM_ENTITIES_TIMEOUT = env_float("ATRIUM_ENTITIES_TIMEOUT", 3.0, low=0.1, high=60.0)
 # Evidence verdicts (memory_assess) one user may record per minute: each is an op-log row every member sees.

@@ -5,7 +5,8 @@ Rules (README, "Forgetting and bringing back"):
 1. a candidate is active, not under review (review_enrolled false and no active review card: recall decides the
    fate of what is practised), untouched — last access, or creation when never accessed — for more than
    ATRIUM_DECAY_AFTER_DAYS, and has importance below ATRIUM_DECAY_IMPORTANCE_BELOW or confidence below
-   ATRIUM_DECAY_CONFIDENCE_BELOW;
+   ATRIUM_DECAY_CONFIDENCE_BELOW, and is on neither side of an open (pending) contradiction: a question someone
+   still has to decide keeps both of its memories in view;
 2. each is archived with an epitaph that says which of those held (the op row `memory.decay` carries it too) and
    is restorable with memory_restore;
 3. a dry run lists the same candidates with the same reasons and changes nothing.
@@ -21,11 +22,11 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from memory.models import Memory
+from memory.models import Edge, Memory
 from palace.actors import Actor
 from palace.models import Palace
 from palace.oplog import oplog_write
@@ -51,7 +52,13 @@ def _decay_condition(*, cutoff: datetime) -> Q:
     )
     # The review card is reached through its reverse relation (review sits above memory; no import).
     not_reviewed = Q(review_enrolled=False) & (Q(review_card__isnull=True) | Q(review_card__active=False))
-    return Q(status=Memory.Status.ACTIVE, last_touch__lt=cutoff) & not_reviewed & weak
+    # Archiving one side of an open contradiction would take it out of search and the Judge page while the edge
+    # still asks someone to decide it.
+    open_edges = Edge.objects.filter(kind=Edge.Kind.CONTRADICTS, status=Edge.Status.PENDING)
+    undecided = Exists(open_edges.filter(from_memory=OuterRef("pk"))) | Exists(
+        open_edges.filter(to_memory=OuterRef("pk"))
+    )
+    return Q(status=Memory.Status.ACTIVE, last_touch__lt=cutoff) & not_reviewed & weak & ~undecided
 
 
 def _decayable(*, cutoff: datetime) -> QuerySet[Memory]:
@@ -113,7 +120,7 @@ def decay_run(
                 .update(status=Memory.Status.ARCHIVED, epitaph=epitaph, version=F("version") + 1, updated_at=now)
             )
             if not claimed:
-                continue  # accessed, enrolled or changed since it was selected
+                continue  # accessed, enrolled, contradicted or changed since it was selected
             oplog_write(
                 op="memory.decay",
                 actor=actor,

@@ -34,7 +34,10 @@ KEY_UNREADABLE = "key_unreadable"
 TIMEOUT = "timeout"
 FAILED = "failed"
 SKIPPED = "skipped"
-FALLBACK_REASONS = (OFF, NO_KEY, NO_ENDPOINT, KEY_UNREADABLE, TIMEOUT, FAILED, SKIPPED)
+# A bulk save (a batch, an import merge, a capture: memory.save.bulk) is ruled by the rules alone: a model call per
+# item would cost a backfill thousands of calls and hold the palace's lock for each.
+BULK = "bulk"
+FALLBACK_REASONS = (OFF, NO_KEY, NO_ENDPOINT, KEY_UNREADABLE, TIMEOUT, FAILED, SKIPPED, BULK)
 
 
 def _fernet() -> Fernet:

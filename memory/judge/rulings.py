@@ -11,9 +11,10 @@ otherwise (memory.judge.dispositions), never blocking a write.
    same kind and speaker); contradicts >= contradiction_at → DEFER with a `contradicts` edge; same <= accept_at →
    ACCEPT; otherwise DEFER (unsure: no edge, the model did not confirm a contradiction).
 3. When the model is off, has no key, times out or fails, the rules' decision about that neighbour (and, after a
-   failure, about the rest) stands, and the ruling says why (`fallback_reason`).
-4. Every ruling is persisted (`Adjudication`, at least the last ATRIUM_JUDGE_KEEP per palace), and the save hint
-   answers "why was this deferred?" from it.
+   failure, about the rest) stands, and the ruling says why (`fallback_reason`). A bulk save (`judge_dispose(bulk=
+   True)`) does not ask the model at all: the rules' rulings are recorded with the fallback `bulk`.
+4. Every ruling is persisted (`Adjudication`, at least the last ATRIUM_JUDGE_KEEP per palace, and every ruling an
+   open contradiction points to, however old), and the save hint answers "why was this deferred?" from it.
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ from dataclasses import dataclass, replace
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 
 from memory.judge import dispositions
-from memory.judge.config import FAILED, SKIPPED, TIMEOUT, JudgeConfig, judge_config
+from memory.judge.config import BULK, FAILED, SKIPPED, TIMEOUT, JudgeConfig, judge_config
 from memory.judge.dispositions import Disposition, Neighbour
 from memory.judge.prompt import JudgeReply, judge_pair
 from memory.models import Adjudication, Edge, Memory
@@ -188,8 +190,12 @@ def judge_dispose(
     speaker: str,
     neighbours: list[Neighbour],
     config: JudgeConfig | None = None,
+    bulk: bool = False,
 ) -> Judged:
     """The write pipeline's disposition: the rules, then the judge (the module docstring).
+
+    `bulk` (a batch, an import merge, a capture): the model is not asked; the rules dispose, and each ruling behind a
+    DEFER is recorded as theirs with the fallback `bulk`, so every edge a bulk save opens is explained.
 
     With no model, only the rules' DEFER is recorded (as the rules' ruling). With the model on, it is also asked to
     vet the rules' MERGE (word order or a changed word can hide a reversal: "tabs over spaces" / "spaces over
@@ -206,6 +212,8 @@ def judge_dispose(
         merge_similarity=settings.ATRIUM_MERGE_SIMILARITY,
         contradiction_similarity=settings.ATRIUM_CONTRADICTION_SIMILARITY,
     )
+    if bulk:
+        config = JudgeConfig(llm=None, off_reason=BULK, timeout_ms=0)
     if decision.disposition == dispositions.DEFER:
         config = config or judge_config()
         suspects = decision.contradicts
@@ -269,7 +277,10 @@ def adjudications_record(
         cut = Adjudication.objects.filter(palace=palace).order_by("-id").values_list("id", flat=True)[keep : keep + 1]
         cut_id = next(iter(cut), None)
         if cut_id is not None:
-            Adjudication.objects.filter(palace=palace, id__lte=cut_id).delete()
+            # A ruling an open contradiction points to is its only explanation ("why was this deferred?"): it stays
+            # until the edge is decided, however old.
+            open_edge = Q(edge__kind=Edge.Kind.CONTRADICTS, edge__status=Edge.Status.PENDING)
+            Adjudication.objects.filter(palace=palace, id__lte=cut_id).exclude(open_edge).delete()
     return rows
 
 

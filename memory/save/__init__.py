@@ -1,22 +1,16 @@
-"""The write pipeline every door saves through (pipeline.py): the typed request and its cleaning (input.py), the
-derived texts and vectors (derived_texts.py), the nearest neighbours it is disposed against (neighbours.py), the
-forgotten it must not bring back (tombstones.py), and a new memory's importance (importance.py)."""
+"""The write pipeline every door saves through (pipeline.py; many items at once, as a batch, an import or a capture:
+bulk.py): the typed request and its cleaning (input.py), the derived texts and vectors (derived_texts.py), the
+nearest neighbours it is disposed against (neighbours.py), the forgotten it must not bring back (tombstones.py), and
+a new memory's importance (importance.py)."""
 
 from __future__ import annotations
 
+from memory.save.bulk import MAX_BATCH_ITEMS, BatchResult, ItemError, memory_save_batch, memory_save_bulk
 from memory.save.derived_texts import derive_texts, embed_texts
 from memory.save.importance import importance_for
 from memory.save.input import ITEM_FIELDS, MAX_PLACARD_CHARS, SOURCES, Prepared, SaveItem, check_source, prepare_item
 from memory.save.neighbours import nearest
-from memory.save.pipeline import (
-    MAX_BATCH_ITEMS,
-    BatchResult,
-    ItemError,
-    SaveResult,
-    create_memory,
-    memory_save,
-    memory_save_batch,
-)
+from memory.save.pipeline import SaveResult, create_memory, memory_save
 
 __all__ = [
     "ITEM_FIELDS",
@@ -35,6 +29,7 @@ __all__ = [
     "importance_for",
     "memory_save",
     "memory_save_batch",
+    "memory_save_bulk",
     "nearest",
     "prepare_item",
 ]

@@ -1,4 +1,4 @@
-"""The save pipeline behind every door (DESIGN.md, "The write pipeline"): one memory or a batch of up to 10.
+"""The save pipeline behind every door (DESIGN.md, "The write pipeline"): one memory (many: memory/save/bulk.py).
 
 A save request is a typed `SaveItem`, its field types checked once where it is made (a batch item that arrives as a
 mapping becomes one in `SaveItem.from_mapping`). After that: clean and redact (`prepare_item`, memory/save/input.py),
@@ -8,8 +8,7 @@ transaction. Corrections (memory/lifecycle/corrections.py) reuse the same cleani
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -30,7 +29,7 @@ from memory.judge import (
     judge_dispose,
     save_hint,
 )
-from memory.knowledge import Extraction, Linked, entities_extract, entities_link
+from memory.knowledge import Extraction, Linked, Note, entities_extract_many, entities_link
 from memory.models import Edge, Memory
 from memory.providers import embedder_model_name
 from memory.save.derived_texts import derive_texts, embed_texts
@@ -39,17 +38,13 @@ from memory.save.input import Prepared, SaveItem, check_source, prepare_item
 from memory.save.neighbours import nearest
 from memory.save.tombstones import tombstone_check
 from palace.actors import Actor
-from palace.errors import InvalidInput
 from palace.kinds import KindName
 from palace.models import Palace
 from palace.oplog import oplog_write
 from palace.slots import slot_assign
 
-log = logging.getLogger(__name__)
-
 # Sources that bring old material in bulk: not enrolled for spaced review by default.
 NO_REVIEW_SOURCES = frozenset({"backfill", "import", "eval"})
-MAX_BATCH_ITEMS = 10
 CONFIDENCE_MERGE_STEP = 0.05
 
 
@@ -70,20 +65,6 @@ class SaveResult:
     )
 
 
-@dataclass
-class ItemError:
-    index: int
-    code: str
-    message: str
-
-
-@dataclass
-class BatchResult:
-    count: int  # items received
-    items: list[SaveResult | ItemError]
-    failed: int
-
-
 # --- cleaning (memory/save/input.py), provenance, embedding --------------------------------------------------------
 
 
@@ -102,7 +83,7 @@ def _provenance(*, p: Prepared, source: str, actor: Actor, now: datetime) -> dic
     }
 
 
-def _previous_in_session(*, palace: Palace, source_session: str) -> Memory | None:
+def previous_in_session(*, palace: Palace, source_session: str) -> Memory | None:
     """The latest memory of the same palace and source session (the turn before this one), if any."""
     if not source_session:
         return None
@@ -218,7 +199,7 @@ def _lock_palace(palace: Palace) -> None:
     Palace.objects.select_for_update(no_key=True).filter(pk=palace.pk).values_list("pk", flat=True).first()
 
 
-def _save_prepared(
+def save_prepared(
     *,
     palace: Palace,
     actor: Actor,
@@ -230,14 +211,16 @@ def _save_prepared(
     previous: Memory | None,
     now: datetime,
     extraction: Extraction,
+    bulk: bool = False,
 ) -> SaveResult:
-    """Steps 5-6 of the pipeline, inside one transaction: dispose, write, slot, link (edges, entities), op row."""
+    """Steps 5-6 of the pipeline, inside one transaction: dispose, write, slot, link (edges, entities), op row.
+    `bulk` (memory/save/bulk.py): the rules dispose alone and their rulings are recorded labelled `bulk`."""
     with transaction.atomic():
         _lock_palace(palace)
         judged = Judged(Disposition(ACCEPT))
         if vector is not None:
             neighbours = nearest(palace=palace, vector=vector, status=Memory.Status.ACTIVE)
-            judged = judge_dispose(content=p.content, kind=p.kind, speaker=p.speaker, neighbours=neighbours)
+            judged = judge_dispose(content=p.content, kind=p.kind, speaker=p.speaker, neighbours=neighbours, bulk=bulk)
         decision = judged.disposition
         if decision.merge_into is not None:
             linked = entities_link(palace=palace, memory_id=decision.merge_into.id, extraction=extraction, now=now)
@@ -329,7 +312,7 @@ def _save_prepared(
     )
 
 
-def _drop(p: Prepared) -> SaveResult:
+def dropped(p: Prepared) -> SaveResult:
     # A DROP changes nothing, so it writes no op row: the ledger records mutations, and a chatty client must not
     # be able to fill it with "ok"s. The caller learns the disposition from the result.
     return SaveResult(
@@ -340,7 +323,7 @@ def _drop(p: Prepared) -> SaveResult:
     )
 
 
-# --- the two entry points ----------------------------------------------------------------------------------------
+# --- the entry point (many at once: memory/save/bulk.py) --------------------------------------------------------------
 
 
 def memory_save(
@@ -394,11 +377,11 @@ def memory_save(
     )
     p = prepare_item(item, now=now)
     if p.low_entropy:
-        return _drop(p)
-    previous = _previous_in_session(palace=palace, source_session=p.source_session)
+        return dropped(p)
+    previous = previous_in_session(palace=palace, source_session=p.source_session)
     search_text, embedding_text = derive_texts(p, previous.content if previous is not None else "")
     vectors, degraded = embed_texts([embedding_text])
-    return _save_prepared(
+    return save_prepared(
         palace=palace,
         actor=actor,
         p=p,
@@ -408,80 +391,11 @@ def memory_save(
         search_text=search_text,
         previous=previous,
         now=now,
-        extraction=_extract(palace, p),
+        extraction=extract_entities(palace, [p])[0],
     )
 
 
-def _extract(palace: Palace, p: Prepared) -> Extraction:
-    """The entity mentions of a prepared item, found before the save transaction (a model may be asked)."""
-    return entities_extract(palace=palace, text=p.content, speaker=p.speaker, stated=p.entities)
-
-
-def memory_save_batch(
-    *,
-    palace: Palace,
-    actor: Actor,
-    items: Sequence[SaveItem | Mapping[str, Any]],
-    source: str = "rest",
-    now: datetime | None = None,
-) -> BatchResult:
-    """Save up to 10 items with one embedder call; each item gets its own disposition.
-
-    An item is a SaveItem (a door validated it) or a mapping, made into a SaveItem here; an item that cannot be
-    made into one is reported as an ItemError at its index. Items are written in order, each in its own savepoint,
-    so a later item that restates an earlier one MERGEs into it (in-batch dedup) and one failing item does not
-    block the rest.
-    """
-    now = now or timezone.now()
-    source = check_source(source)
-    if not isinstance(items, Sequence) or isinstance(items, str) or not items:
-        raise InvalidInput("items must be a non-empty list", field="items")
-    if len(items) > MAX_BATCH_ITEMS:
-        raise InvalidInput(f"a batch holds at most {MAX_BATCH_ITEMS} items (got {len(items)})", field="items")
-    results: list[SaveResult | ItemError | None] = [None] * len(items)
-    prepared: list[tuple[int, Prepared]] = []
-    for index, raw in enumerate(items):
-        try:
-            item = raw if isinstance(raw, SaveItem) else SaveItem.from_mapping(raw)
-            p = prepare_item(item, now=now)
-        except InvalidInput as exc:
-            results[index] = ItemError(index=index, code=exc.code, message=exc.message)
-            continue
-        if p.low_entropy:
-            results[index] = _drop(p)
-        else:
-            prepared.append((index, p))
-    # Context (the previous turn) for the embedding text is only known for the first item of each session before
-    # writing; later items of the same session in this batch use the item before them.
-    texts: list[tuple[str, str]] = []
-    previous_content: dict[str, str] = {}
-    for _, p in prepared:
-        if p.source_session and p.source_session not in previous_content:
-            prev = _previous_in_session(palace=palace, source_session=p.source_session)
-            previous_content[p.source_session] = prev.content if prev is not None else ""
-        texts.append(derive_texts(p, previous_content.get(p.source_session, "")))
-        if p.source_session:
-            previous_content[p.source_session] = p.content
-    vectors, degraded = embed_texts([embedding for _, embedding in texts]) if prepared else ([], [])
-    for (index, p), (search_text, _), vector in zip(prepared, texts, vectors, strict=True):
-        extraction = _extract(palace, p)  # outside the transaction: a model may be asked
-        try:
-            with transaction.atomic():
-                results[index] = _save_prepared(
-                    palace=palace,
-                    actor=actor,
-                    p=p,
-                    source=source,
-                    vector=vector,
-                    degraded=degraded,
-                    search_text=search_text,
-                    previous=_previous_in_session(palace=palace, source_session=p.source_session),
-                    now=now,
-                    extraction=extraction,
-                )
-        except Exception as exc:  # one bad item must not sink the batch; it is reported, never swallowed
-            log.exception("batch item %s failed", index)
-            code = getattr(exc, "code", "error")
-            results[index] = ItemError(index=index, code=str(code), message=str(getattr(exc, "message", exc)))
-    final = [r for r in results if r is not None]
-    return BatchResult(count=len(items), items=final, failed=sum(isinstance(r, ItemError) for r in final))
+def extract_entities(palace: Palace, prepared: Sequence[Prepared]) -> list[Extraction]:
+    """The entity mentions of prepared items, found before the save transaction: one model ask for a batch."""
+    notes = [Note(text=p.content, speaker=p.speaker, stated=p.entities) for p in prepared]
+    return entities_extract_many(palace=palace, notes=notes)

@@ -12,9 +12,10 @@ Two modes, chosen per target:
    between rows follow the new ids. People are matched by username; one missing on this server leaves an optional
    field empty (and is reported) and a handoff of theirs is skipped. Ids quoted inside op-row `detail` and the
    targets of op rows that are not memories, edges, rooms or the palace keep the source server's ids.
-2. **merge**, into a palace that already holds memories: each active memory of the section goes through the write
-   pipeline (memory.save.pipeline.memory_save, source "import"), which redacts, deduplicates and disposes it like any
-   save; the report counts the dispositions. Other rows (versions, edges, review state, op rows) are not merged.
+2. **merge**, into a palace that already holds memories: the active memories of the section go through the write
+   pipeline as one bulk save (memory.save.memory_save_bulk, source "import"), which redacts, deduplicates and
+   disposes each like any save, by the rules (a contradiction it opens keeps the rules' ruling, labelled `bulk`);
+   the report counts the dispositions. Other rows (versions, edges, review state, op rows) are not merged.
 
 The whole import is one transaction with one `palace.import` op row per target, so it lands entirely or not at all.
 """
@@ -31,7 +32,7 @@ from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from memory.models import Entity, HandoffVersion, Memory, ProfileVersion
-from memory.save import memory_save
+from memory.save import ItemError, SaveItem, SaveResult, memory_save_bulk
 from ops.portability.exporting import FORMAT, TABLES, VERSION, Table, exportable_fields
 from palace import rls
 from palace.actors import Actor
@@ -251,29 +252,34 @@ def _op_target(row: dict[str, Any], value: Any, *, palace: Palace, ids: dict[str
 
 
 def _merge(*, section: dict[str, Any], palace: Palace, actor: Actor, now: datetime) -> PalaceImport:
+    """Merge mode: the section's active memories as one bulk save (memory.save.memory_save_bulk: the rules judge, and
+    each contradiction it opens keeps their ruling, labelled `bulk`). An item the pipeline refuses fails the import."""
     report = PalaceImport(palace_id=palace.pk, label=palace.label, mode="merge")
-    outcomes: Counter[str] = Counter()
     skipped: Counter[str] = Counter()
+    items: list[SaveItem] = []
+    exported_ids: list[Any] = []
     for memory in section.get("memories", []):
         if memory.get("status") != Memory.Status.ACTIVE:
             skipped[f"memories: {memory.get('status')}"] += 1
             continue
-        result = memory_save(
-            palace=palace,
-            actor=actor,
-            content=memory["content"],
-            kind=memory["kind"],
-            placard=memory.get("placard") or "",
-            source="import",
-            occurred_at=datetime.fromisoformat(memory["occurred_at"]) if memory.get("occurred_at") else None,
-            speaker=memory.get("speaker") or "",
-            importance=memory.get("importance"),
-            now=now,
+        items.append(
+            SaveItem(
+                content=memory["content"],
+                kind=memory["kind"],
+                placard=memory.get("placard") or "",
+                occurred_at=datetime.fromisoformat(memory["occurred_at"]) if memory.get("occurred_at") else None,
+                speaker=memory.get("speaker") or "",
+                importance=memory.get("importance"),
+            )
         )
-        outcomes[result.disposition] += 1
+        exported_ids.append(memory.get("id"))
+    result = memory_save_bulk(palace=palace, actor=actor, items=items, source="import", now=now)
+    for item in result.items:
+        if isinstance(item, ItemError):  # the import lands entirely or not at all
+            raise InvalidInput(f"memory {exported_ids[item.index]} of the export was refused: {item.message}")
+    report.dispositions = dict(Counter(r.disposition for r in result.items if isinstance(r, SaveResult)))
     for table in TABLES:
         if table.section != "memories" and section.get(table.section):
             skipped[f"{table.section}: not merged"] += len(section[table.section])
-    report.dispositions = dict(outcomes)
     report.skipped = dict(skipped)
     return report

@@ -268,6 +268,40 @@ def test_records_beyond_the_bound_are_pruned_per_palace(
     assert Adjudication.objects.filter(palace=project).count() == 1  # another palace's records are its own
 
 
+def test_pruning_keeps_every_ruling_an_open_contradiction_points_to(
+    alice_palace: Palace, settings: Any, save: Save
+) -> None:
+    settings.ATRIUM_JUDGE_KEEP = 50
+    old, new = save(OLD).memory, save(NEW).memory
+    later = save("The staging database runs on the old cron box.").memory
+    assert old is not None and new is not None and later is not None
+    open_edge = Edge.objects.get(kind="contradicts", status="pending", from_memory=new, to_memory=old)
+    decided = Edge.objects.create(
+        palace=alice_palace, from_memory=later, to_memory=old, kind="contradicts", status="dismissed"
+    )
+    Adjudication.objects.all().delete()  # start from these three rulings only, the oldest of the palace
+    n = Neighbour(id=old.pk, kind="fact", content=OLD, placard="", similarity=0.96)
+    ruling = Ruling(neighbour=n, verdict="defer", contradiction=True, reason="r", fallback_reason="off")
+    judged = Judged(Disposition("defer", contradicts=(n,)), (ruling,))
+    behind_open, behind_decided, behind_none = (
+        adjudications_record(palace=alice_palace, judged=judged, new_memory=None, new_text=t, edges=e)[0]
+        for t, e in (("open", {old.pk: open_edge}), ("decided", {old.pk: decided}), ("none", {}))
+    )
+    for _ in range(55):  # the three are now far beyond the bound
+        adjudications_record(palace=alice_palace, judged=judged, new_memory=None, new_text="x", edges={})
+
+    kept = set(Adjudication.objects.filter(palace=alice_palace).values_list("pk", flat=True))
+    assert behind_open.pk in kept  # an open edge's ruling stays, however old
+    assert behind_decided.pk not in kept and behind_none.pk not in kept  # the others beyond the bound are pruned
+    assert len(kept) == 51  # the newest 50, and the one the open edge points to
+
+    # Decided, the same edge's ruling is pruned like any other.
+    Edge.objects.filter(pk=open_edge.pk).update(status="confirmed")
+    adjudications_record(palace=alice_palace, judged=judged, new_memory=None, new_text="x", edges={})
+    assert not Adjudication.objects.filter(pk=behind_open.pk).exists()
+    assert Adjudication.objects.filter(palace=alice_palace).count() == 50
+
+
 def test_reply_model_bounds() -> None:
     assert JudgeReply(same=1, contradicts=0).reason == ""
 

@@ -5,6 +5,7 @@ isolation."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
@@ -15,8 +16,9 @@ from django.utils import timezone
 from memory.knowledge import entities_for_memories, entity_cues, normalise, stated_entities
 from memory.knowledge import extraction as entities
 from memory.knowledge.rules import rule_mentions, text_keys
+from memory.lifecycle import memory_update
 from memory.models import Entity, Memory, MemoryEntity
-from memory.save import SaveResult, memory_save
+from memory.save import SaveResult, memory_save, memory_save_batch, memory_save_bulk
 from memory.search import SearchRequest, memory_search
 from palace import rls
 from palace.actors import Actor
@@ -223,8 +225,6 @@ def test_a_restatement_links_its_entities_to_the_existing_memory(save: Save) -> 
 
 
 def test_a_correction_links_the_new_version(save: Save, alice_actor: Actor) -> None:
-    from memory.lifecycle import memory_update
-
     first = save("The standup is with Caroline at nine.")
     assert first.memory is not None
     new = memory_update(memory_id=first.memory.pk, actor=alice_actor, content="The standup is with Melanie at ten.")
@@ -251,10 +251,15 @@ def test_the_model_extracts_entities_and_the_links_say_so(save: Save, model: Fak
         [
             chat_json(
                 {
-                    "entities": [
-                        {"name": "kafka", "kind": "tool", "aliases": []},
-                        {"name": "Mel", "kind": "person", "aliases": ["Melanie"]},
-                        {"name": "Atlantis", "kind": "place", "aliases": []},  # not in the text: dropped
+                    "notes": [
+                        {
+                            "id": 0,
+                            "entities": [
+                                {"name": "kafka", "kind": "tool", "aliases": []},
+                                {"name": "Mel", "kind": "person", "aliases": ["Melanie"]},
+                                {"name": "Atlantis", "kind": "place", "aliases": []},  # not in the text: dropped
+                            ],
+                        }
                     ]
                 }
             )
@@ -292,6 +297,93 @@ def test_the_model_switch_and_no_model_mean_rules_without_a_call(save: Save, mod
     settings.ATRIUM_ENTITIES_MODEL, settings.ATRIUM_LLM_MODEL = True, ""
     assert save("Melanie painted the lake at sunrise again.").entities.by == "rules"  # type: ignore[union-attr]
     assert model.requests_to(CHAT_PATH) == []
+
+
+def _notes_reply(*entities_per_note: list[str]) -> Any:
+    return chat_json(
+        {
+            "notes": [
+                {"id": i, "entities": [{"name": n, "kind": "tool", "aliases": []} for n in names]}
+                for i, names in enumerate(entities_per_note)
+            ]
+        }
+    )
+
+
+BATCH = [
+    "We moved the queue to Kafka last spring.",
+    "Grafana shows the queue depth per topic.",
+    "The nightly job writes to Postgres replicas.",
+    "Terraform manages the staging cluster now.",
+    "Sentry pages the on-call person for errors.",
+]
+
+
+def test_a_batch_asks_the_model_once_for_all_its_items(
+    alice_palace: Palace, alice_actor: Actor, model: FakeOpenAI
+) -> None:
+    model.script_chat([_notes_reply(["Kafka"], ["Grafana"], ["Postgres"], ["Terraform"], ["Sentry", "Kafka"])])
+    result = memory_save_batch(
+        palace=alice_palace, actor=alice_actor, items=[{"content": c, "kind": "fact"} for c in BATCH]
+    )
+    requests = model.requests_to(CHAT_PATH)
+    assert len(requests) == 1  # one ask for five items
+    sent = json.loads(requests[0].json["messages"][1]["content"])
+    assert sent == {"notes": [{"id": i, "text": text} for i, text in enumerate(BATCH)]}
+    saved = [r for r in result.items if isinstance(r, SaveResult)]
+    assert len(saved) == 5 and all(r.entities is not None and r.entities.by == "model" for r in saved)
+    # Each item gets its own note's names; "Kafka" listed for the fifth is not in its text, so it is dropped.
+    assert [links(r.memory) for r in saved] == [
+        {"Kafka": "model"}, {"Grafana": "model"}, {"Postgres": "model"}, {"Terraform": "model"}, {"Sentry": "model"}
+    ]  # fmt: skip
+
+
+def test_a_bulk_save_asks_once_per_ten_and_an_item_the_reply_leaves_out_gets_the_rules(
+    alice_palace: Palace, alice_actor: Actor, model: FakeOpenAI
+) -> None:
+    items = [
+        {"content": f"Server {i} in hall {i + 1} runs Zookeeper build {i * 7}.", "kind": "fact"} for i in range(12)
+    ]
+    first = chat_json({"notes": [{"id": i, "entities": []} for i in range(9)]})  # the tenth (id 9) is left out
+    model.script_chat([first, _notes_reply(["Zookeeper"], ["Zookeeper"])])
+    result = memory_save_bulk(palace=alice_palace, actor=alice_actor, items=items, source="capture")
+    assert len(model.requests_to(CHAT_PATH)) == 2  # twelve items: two asks of up to ten
+    by = [(r.entities.by, r.entities.fallback) for r in result.items if isinstance(r, SaveResult) and r.entities]
+    assert by == [("model", "")] * 9 + [("rules", "failed")] + [("model", "")] * 2
+
+
+def test_the_switch_turns_off_rules_and_model_alike(
+    alice_palace: Palace, alice_actor: Actor, model: FakeOpenAI, settings: Any
+) -> None:
+    items = [{"content": c, "kind": "fact"} for c in BATCH[:3]]
+    items[2] = {**items[2], "entities": [{"name": "Postgres", "kind": "tool"}]}  # stated by the agent
+
+    settings.ATRIUM_ENTITIES = False
+    off = memory_save_batch(palace=alice_palace, actor=alice_actor, items=items)
+    single = memory_save(palace=alice_palace, actor=alice_actor, content="Melanie reviews Kafka changes.", kind="fact")
+    correction = memory_update(memory_id=single.memory.pk, actor=alice_actor,  # type: ignore[union-attr]
+                               content="Caroline reviews Kafka changes now.")  # fmt: skip
+    assert model.requests_to(CHAT_PATH) == []  # the model is configured and on, and not asked
+    off_results = [r for r in off.items if isinstance(r, SaveResult)]
+    assert [(r.entities.by, links(r.memory)) for r in off_results if r.entities] == [
+        ("off", {}), ("off", {}), ("off", {"Postgres": "agent"})  # no rule found Kafka or Grafana
+    ]  # fmt: skip
+    assert single.entities is not None and single.entities.by == "off" and links(single.memory) == {}
+    assert links(correction) == {}
+    assert OpLog.objects.get(op="memory.save", target_id=single.memory.pk).detail["entities"]["by"] == "off"  # type: ignore[union-attr]
+    assert set(Entity.objects.values_list("name", flat=True)) == {"Postgres"}
+
+    # The control: switched on, the rules find them (model off) ...
+    settings.ATRIUM_ENTITIES, settings.ATRIUM_ENTITIES_MODEL = True, False
+    ruled = memory_save(palace=alice_palace, actor=alice_actor, content="We reviewed the Grafana boards with Melanie.",
+                        kind="fact")  # fmt: skip
+    assert ruled.entities is not None and ruled.entities.by == "rules"
+    assert links(ruled.memory) == {"Melanie": "rules", "Grafana": "rules"}
+    # ... and the model is asked (model on).
+    settings.ATRIUM_ENTITIES_MODEL = True
+    model.script_chat([_notes_reply(["Terraform"])])
+    asked = memory_save(palace=alice_palace, actor=alice_actor, content=BATCH[3], kind="fact")
+    assert len(model.requests_to(CHAT_PATH)) == 1 and links(asked.memory) == {"Terraform": "model"}
 
 
 # --- search ----------------------------------------------------------------------------------------------------------

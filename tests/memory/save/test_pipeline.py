@@ -13,7 +13,7 @@ from django.test import override_settings
 
 from memory.models import Edge, Memory
 from memory.providers import configure_openmp, set_embedder
-from memory.save import SaveItem, SaveResult, memory_save, memory_save_batch, pipeline
+from memory.save import ItemError, SaveItem, SaveResult, memory_save, memory_save_batch, pipeline
 from palace.actors import Actor
 from palace.errors import InvalidInput
 from palace.models import OpLog, Palace, Slot
@@ -343,7 +343,7 @@ def test_batch_reports_each_item_dedups_within_the_batch_and_isolates_failures(
     assert isinstance(first, SaveResult) and first.memory is not None and first.disposition == "accept"
     assert isinstance(merged, SaveResult) and merged.disposition == "merge" and merged.merged_into == first.memory.pk
     assert isinstance(dropped, SaveResult) and dropped.disposition == "drop"
-    assert isinstance(bad, pipeline.ItemError) and bad.index == 3 and "kind" in bad.message
+    assert isinstance(bad, ItemError) and bad.index == 3 and "kind" in bad.message
     assert isinstance(last, SaveResult) and last.disposition == "accept"
     assert Memory.objects.count() == 2
     assert [o.op for o in memory_ops()] == ["memory.save", "memory.merge", "memory.save"]
@@ -372,7 +372,7 @@ def test_a_failing_item_rolls_back_alone(
         ],
     )
     assert result.failed == 1
-    assert isinstance(result.items[1], pipeline.ItemError) and "disk on fire" in result.items[1].message
+    assert isinstance(result.items[1], ItemError) and "disk on fire" in result.items[1].message
     assert sorted(Memory.objects.values_list("kind", flat=True)) == ["decision", "preference"]
     assert OpLog.objects.filter(op="memory.save").count() == 2
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
-from memory.models import Memory
+from memory.models import Adjudication, Edge, Memory
 from memory.save import memory_save
 from ops.portability import export_document, import_document
 from palace.actors import Actor
@@ -100,3 +100,42 @@ def test_import_command_reports_the_mode(alice: Any, tmp_path: Path) -> None:
     assert "lossless" in out.getvalue() and Palace.objects.filter(origin_key=COPY_KEY).exists()
     with pytest.raises(CommandError, match="cannot read"):
         call_command("import_file", str(tmp_path / "missing.json"), "--user", "alice")
+
+
+def test_an_import_merge_that_opens_a_contradiction_keeps_the_rules_ruling_labelled_bulk(
+    alice: Any, project: Palace, system: Actor
+) -> None:
+    there = memory_save(palace=project, actor=system, content="The API server listens on port 8000.", kind="fact")
+    memory_save(palace=alice.personal_palace, actor=system, content="The API server listens on port 8001.", kind="fact")
+    document = export_document(user=alice)
+    document["palaces"] = [p for p in document["palaces"] if p["kind"] == "personal"]
+    assert there.memory is not None and not Edge.objects.filter(palace=project).exists()
+
+    (result,) = import_document(document=document, user=alice, project=PROJECT_ORIGIN).palaces
+
+    assert (result.mode, result.dispositions) == ("merge", {"defer": 1})
+    edge = Edge.objects.get(palace=project)
+    imported = Memory.objects.get(palace=project, source_kind="import")
+    assert (edge.kind, edge.status, edge.from_memory_id, edge.to_memory_id) == (
+        "contradicts", "pending", imported.pk, there.memory.pk
+    )  # fmt: skip
+    ruling = Adjudication.objects.get(edge=edge)
+    assert (ruling.verdict, ruling.model_took_part, ruling.fallback_reason) == ("defer", False, "bulk")
+    assert ruling.reason.startswith("rules: similarity") and "+8001" in ruling.reason
+
+
+def test_an_import_merge_with_an_item_the_pipeline_refuses_lands_nothing(alice: Any, project: Palace) -> None:
+    memory_save(palace=alice.personal_palace, actor=Actor.for_user(alice), content="Deploys are on Tuesdays.",
+                kind="decision")  # fmt: skip
+    document = export_document(user=alice)
+    document["palaces"] = [p for p in document["palaces"] if p["kind"] == "personal"]
+    good = document["palaces"][0]["memories"][0]
+    document["palaces"][0]["memories"] = [good, {**good, "id": 999_999, "content": "x" * 30_000}]
+    count = Memory.objects.filter(palace=project).count()
+    memory_save(palace=project, actor=Actor.for_user(alice), content="The wiki moved to the intranet.", kind="fact")
+    with pytest.raises(InvalidInput, match="memory 999999 of the export was refused: content is at most"):
+        import_document(document=document, user=alice, project=PROJECT_ORIGIN)
+    assert Memory.objects.filter(palace=project).count() == count + 1  # only the memory saved before the import
+    del document["palaces"][0]["memories"][1]  # the control: without the refused item it lands
+    (result,) = import_document(document=document, user=alice, project=PROJECT_ORIGIN).palaces
+    assert result.dispositions == {"accept": 1} and Memory.objects.filter(palace=project).count() == count + 2
