@@ -38,10 +38,14 @@ from api.mcp.schemas.judge import ResolveOut
 from api.mcp.schemas.recall import (
     AssessOut,
     ExamineOut,
+    OverviewEntryOut,
+    OverviewOut,
+    OverviewRoomsOut,
     ProfileLineOut,
     ProfileOut,
     RejectedRefOut,
     SearchHit,
+    SearchHowOut,
     SearchOut,
 )
 from api.mcp.schemas.review import AuditOut, EdgeOut, OpRow, QueueOut, QueueRow, ReportOut
@@ -82,6 +86,9 @@ __all__ = [
     "NeighboursOut",
     "OpRow",
     "Out",
+    "OverviewEntryOut",
+    "OverviewOut",
+    "OverviewRoomsOut",
     "Placard",
     "ProfileEditOut",
     "ProfileLineOut",
@@ -100,6 +107,7 @@ __all__ = [
     "SaveItemOut",
     "SaveOut",
     "SearchHit",
+    "SearchHowOut",
     "SearchOut",
     "StatsOut",
     "TimelineOut",
