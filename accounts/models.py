@@ -1,4 +1,4 @@
-"""Per-user API tokens. Only a SHA-256 hash is stored; the raw token is shown once at creation."""
+"""Per-user API tokens (only a hash is stored; the raw token is shown once at creation) and per-user settings."""
 
 from __future__ import annotations
 
@@ -59,3 +59,27 @@ class ApiToken(models.Model):
         if self.expires_at is not None and self.expires_at <= timezone.now():
             return "expired"
         return "active"
+
+
+class UserSettings(models.Model):
+    """One user's own settings, read by every door (REST, MCP, panel) when the caller does not say otherwise.
+    A user who never saved any has no row: the defaults below apply (accounts.usersettings)."""
+
+    class SearchFallback(models.TextChoices):
+        # The values are memory.search's fallbacks plus "none" (accounts sits beside memory and cannot import it;
+        # tests/accounts/test_usersettings.py keeps the two lists equal).
+        NONE = "none"
+        OVERVIEW = "overview"
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="atrium_settings")
+    # What a search that matches nothing falls back to when the caller sends no `fallback`: nothing (the default),
+    # or the labelled overview of the palaces searched.
+    search_fallback = models.CharField(max_length=16, choices=SearchFallback.choices, default=SearchFallback.NONE)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "user settings"
+        verbose_name_plural = "user settings"
+
+    def __str__(self) -> str:
+        return f"settings of user {self.user_id}"

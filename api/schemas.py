@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from django.conf import settings
 from ninja import Schema
 from pydantic import AfterValidator, Field
 
 from memory.save import MAX_PLACARD_CHARS
+from memory.search import FALLBACKS
 
 
 class ErrorDetail(Schema):
@@ -65,3 +66,19 @@ ProjectOrigin = Annotated[
         description="a project's git origin (github.com/org/repo, any spelling); give palace or project, not both",
     ),
 ]
+
+
+FALLBACK_CHOICES: tuple[str, ...] = ("none", *FALLBACKS)
+"""What a search may fall back to when nothing matches: "none", or one of memory.search's fallbacks."""
+
+if TYPE_CHECKING:
+    FallbackName = str
+else:
+    # A Literal of the same values, so OpenAPI and the MCP inputSchema list them and a wrong one is refused with
+    # the allowed values named (as palace.kinds.KindName does for the kinds).
+    FallbackName = Literal[FALLBACK_CHOICES]
+
+FALLBACK_HELP = (
+    "What to return when nothing matches: 'overview' (the room directory and the most recent and most reinforced "
+    "memories, labelled overview, never evidence) or 'none'. Omitted: your setting (none unless you changed it)."
+)

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
+from accounts.usersettings import SEARCH_FALLBACKS
 from memory.selectors import ORDERS, cursor_ok
 from panel import labels
 
@@ -41,6 +42,7 @@ class ListFilters:
     due: bool = False
     sort: str = "new"
     cursor: str = ""
+    fallback: str = ""  # what a search falls back to on a miss: "" (the user's setting), "none" or "overview"
 
     @classmethod
     def from_request(cls, request: HttpRequest) -> ListFilters:
@@ -49,6 +51,7 @@ class ListFilters:
         kind = get.get("kind", "")
         sort = get.get("sort", "new")
         sort = sort if sort in SORTS else "new"
+        fallback = get.get("fallback", "")
         return cls(
             q=get.get("q", "").strip()[:500],
             status=status if status in STATUSES else "active",
@@ -57,6 +60,7 @@ class ListFilters:
             due=get.get("due") == "1",
             sort=sort,
             cursor=_cursor(get.get("after"), order=sort),
+            fallback=fallback if fallback in SEARCH_FALLBACKS else "",
         )
 
 
@@ -103,3 +107,13 @@ class MemberForm(forms.Form):
 
     username = forms.CharField(label=_("Username"), max_length=150)
     role = forms.ChoiceField(label=_("Role"), choices=ROLE_CHOICES, required=False)
+
+
+class SettingsForm(forms.Form):
+    """The account page's settings (accounts.UserSettings)."""
+
+    search_fallback = forms.ChoiceField(
+        label=_("When a search matches nothing"),
+        choices=[(value, labels.FALLBACKS[value]) for value in SEARCH_FALLBACKS],
+        widget=forms.RadioSelect,
+    )

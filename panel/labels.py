@@ -235,3 +235,9 @@ SEARCH_MODES: dict[str, Promise] = {
     "semantic": _("semantic"),
     "none": _("no"),
 }
+
+# What a search falls back to when nothing matches (memory.search's fallbacks and "none"), as the panel says it.
+FALLBACKS: dict[str, Promise] = {
+    "none": _("show nothing"),
+    "overview": _("show an overview"),
+}

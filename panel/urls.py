@@ -22,6 +22,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", account.root, name="home"),
     path("palaces/", account.palaces, name="palaces"),
+    path("account/", account.account, name="account"),
     path("scope/", account.scope_switch, name="scope"),
     path("projects/", projects.projects, name="projects"),
     path("projects/create/", projects.project_create, name="project-create"),

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from memory.knowledge import EntityTag, FactsQueryResult, FactsWriteResult, FactView
     from memory.models import Entity, Memory
     from memory.save import SaveResult
+    from memory.search import Overview as SearchOverview
     from memory.search import SearchResult, Tour, Verdict
     from review.selectors import Overview
 
@@ -72,7 +73,12 @@ def save_item(index: int, result: SaveResult) -> schemas.SaveItemOut:
 
 
 def search_out(
-    *, query: str, result: SearchResult, labels: dict[int, str], open_edges: dict[int, list[int]] | None = None
+    *,
+    query: str,
+    result: SearchResult,
+    labels: dict[int, str],
+    open_edges: dict[int, list[int]] | None = None,
+    fallback_from: str = "request",
 ) -> schemas.SearchOut:
     hits = []
     open_edges = open_edges or {}
@@ -107,6 +113,41 @@ def search_out(
         view=result.view,
         as_of=result.as_of,
         known_at=result.known_at,
+        how=schemas.SearchHowOut(
+            arms=result.arms,
+            matched=result.matched,
+            floor=result.floor,
+            below_floor=result.below_floor,
+            rewrite=result.rewrite,  # type: ignore[arg-type]
+            queries=list(result.queries),
+            rewrite_error=result.rewrite_error,
+            fallback=result.fallback or "none",  # what memory.search ran with, not what was asked
+            fallback_from=fallback_from,  # type: ignore[arg-type]
+            fallback_used=result.overview is not None,
+        ),
+        overview=overview_out(result.overview, labels) if result.overview is not None else None,
+    )
+
+
+def overview_out(overview: SearchOverview, labels: dict[int, str]) -> schemas.OverviewOut:
+    """The overview a miss fell back to: rows without refs, each labelled "overview" (memory.search.overview)."""
+    return schemas.OverviewOut(
+        label=overview.label,  # type: ignore[arg-type]
+        rooms=[
+            schemas.OverviewRoomsOut(
+                palace=labels.get(palace, str(palace)),
+                kind=k.kind,
+                rooms=k.rooms,
+                memories=k.memories,
+                newest=[room.name for room in k.newest],
+            )
+            for palace, kinds in overview.rooms.items()
+            for k in kinds
+        ],
+        entries=[
+            schemas.OverviewEntryOut(label=e.label, why=e.why, memory=memory_row(e.memory, labels))  # type: ignore[arg-type]
+            for e in overview.entries
+        ],
     )
 
 

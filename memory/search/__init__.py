@@ -7,7 +7,7 @@ from __future__ import annotations
 from memory.search.arms import word_statistics_clear
 from memory.search.evidence import Verdict, evidence_assess, qualify_ref
 from memory.search.overview import Overview, palace_overview
-from memory.search.results import MAX_LIMIT, MAX_QUERY_CHARS, Hit, SearchRequest, SearchResult
+from memory.search.results import FALLBACKS, MAX_LIMIT, MAX_QUERY_CHARS, Hit, SearchRequest, SearchResult
 from memory.search.search import memory_search
 from memory.search.walks import (
     MAX_HOPS,
@@ -25,6 +25,7 @@ from memory.search.walks import (
 )
 
 __all__ = [
+    "FALLBACKS",
     "MAX_HOPS",
     "MAX_LIMIT",
     "MAX_QUERY_CHARS",

@@ -90,7 +90,9 @@ class SearchResult:
     # The cosine a memory sharing no word with the query needed (memory.search.rank.floor_for); None: no floor.
     floor: float | None = None
     below_floor: int = 0  # candidates that shared no word with the query and sat below the floor
-    # On a miss with fallback="overview": what the palaces hold, labelled "overview" (never hits, never evidence).
+    # The fallback this search was asked for (None: none), and on a miss with fallback="overview" what the palaces
+    # hold, labelled "overview" (never hits, never evidence). The overview is built only on a miss.
+    fallback: str | None = None
     overview: Overview | None = None
     # Query rewriting: "off" (no model or switched off), "rewritten" (the queries below were retrieved and fused),
     # or "failed" / "timeout" (the single query ran instead; rewrite_error says why).
@@ -100,6 +102,12 @@ class SearchResult:
     # The moments of an as-of view (None: today's palace); `view` says which in words for the result header.
     as_of: datetime | None = None
     known_at: datetime | None = None
+
+    @property
+    def arms(self) -> list[str]:
+        """The retrieval arms that ran, as the doors name them: the full-text arm runs whenever a palace was
+        searched; the vector arm only when the query could be embedded (`mode` "hybrid")."""
+        return {"hybrid": ["lexical", "semantic"], "lexical": ["lexical"], "semantic": ["semantic"]}.get(self.mode, [])
 
     @property
     def view(self) -> str:

@@ -275,7 +275,7 @@ def memory_search(
     now = now or timezone.now()
     palaces = _scope(user=user, palace_ids=request.palace_ids)
     if not palaces:
-        return SearchResult(mode="none", degraded=[], hits=[], batch=None, palace_ids=[])
+        return SearchResult(mode="none", degraded=[], hits=[], batch=None, palace_ids=[], fallback=request.fallback)
 
     def retrieve(text: str) -> Retrieved:
         return _retrieve(
@@ -323,6 +323,7 @@ def memory_search(
         rewrite_error=rewritten.error,
         as_of=as_of,
         known_at=known_at,
+        fallback=request.fallback,
     )
     if not result.matched and request.fallback == "overview":
         result.overview = palace_overview(palaces=palaces, now=now)

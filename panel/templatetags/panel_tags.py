@@ -151,3 +151,17 @@ def week_bars(week: Any) -> SafeString:
 def search_mode(mode: str) -> str:
     """What a search ran ("hybrid", "lexical", …) in the display language; the value itself stays English."""
     return str(labels.SEARCH_MODES.get(mode, mode))
+
+
+@register.filter
+def search_arms(arms: list[str]) -> str:
+    """The arms a search ran ("full-text + semantic") in the display language; "none" when none ran."""
+    return (
+        " + ".join(str(labels.SEARCH_MODES.get(arm, arm)) for arm in arms) if arms else str(labels.SEARCH_MODES["none"])
+    )
+
+
+@register.filter
+def fallback_label(fallback: str | None) -> str:
+    """A search fallback ("none", "overview") in the display language."""
+    return str(labels.FALLBACKS.get(fallback or "none", fallback))

@@ -1,4 +1,4 @@
-"""The account side of the panel: the palaces list, API tokens, and the header's scope switcher."""
+"""The account side of the panel: the palaces list, your settings, API tokens, and the header's scope switcher."""
 
 from __future__ import annotations
 
@@ -7,12 +7,14 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts import tokens as token_services
+from accounts.usersettings import user_settings_get, user_settings_update
 from palace.errors import AtriumError, NotFound
 from palace.models import Palace
 from palace.selectors import palaces_readable
+from panel.forms import SettingsForm
 from panel.frame import actor_of, page, user_of
 from panel.scope import scope_for, scope_set
 
@@ -28,6 +30,28 @@ def palaces(request: HttpRequest) -> HttpResponse:
     scope = scope_for(request)
     pairs = ([(scope.personal, "owner")] if scope.personal else []) + scope.projects
     return page(request, "panel/home.html", {"palaces": pairs}, scope=scope, nav="palaces")
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def account(request: HttpRequest) -> HttpResponse:
+    """Your settings (accounts.UserSettings): what a search that matches nothing falls back to when the caller does
+    not say — in the panel, over REST and over MCP alike."""
+    user = user_of(request)
+    if request.method == "GET":
+        form = SettingsForm(initial={"search_fallback": user_settings_get(user=user).search_fallback})
+        return _account_page(request, form)
+    form = SettingsForm(request.POST)
+    if not form.is_valid():
+        return _account_page(request, form, status=422)
+    fallback = form.cleaned_data["search_fallback"]
+    user_settings_update(user=user, search_fallback=fallback, actor=actor_of(request))
+    return _account_page(request, form, saved=True)
+
+
+def _account_page(request: HttpRequest, form: SettingsForm, *, saved: bool = False, status: int = 200) -> HttpResponse:
+    context = {"form": form, "saved": saved}
+    return page(request, "panel/account.html", context, scope=scope_for(request), nav="account", status=status)
 
 
 @require_POST

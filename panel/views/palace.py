@@ -13,20 +13,21 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from accounts.usersettings import FallbackChoice, search_fallback_choose
 from memory import lifecycle
 from memory import selectors as memories
 from memory.jobs import distill_revert
 from memory.judge import adjudication_why, adjudications_for_edges
 from memory.lifecycle import edge_resolve
 from memory.models import Edge, Memory
-from memory.search import SearchRequest, memory_search
+from memory.search import SearchRequest, SearchResult, memory_search
 from palace import selectors
 from palace.errors import InvalidInput
 from palace.structure import room_in
 from panel import labels
 from panel.forms import STATUSES, ListFilters, MemoryEditForm
 from panel.frame import actor_of, domain_errors, is_partial, page, user_of
-from panel.scope import scope_for
+from panel.scope import Scope, scope_for
 from review.selectors import QUEUE_MAX, review_due_ids
 
 PAGE_SIZE = 50
@@ -48,21 +49,10 @@ def memory_list(request: HttpRequest) -> HttpResponse:
     f = ListFilters.from_request(request)
     room = room_in(palace_ids=scope.palace_ids, room_id=f.room) if f.room else None
     context: dict[str, Any] = {"f": f, "kinds": labels.KINDS, "statuses": STATUSES, "room": room}
+    context["fallbacks"] = labels.FALLBACKS
     status = None if f.status == "all" else f.status
     if f.q:
-        result = memory_search(
-            user=user_of(request),
-            request=SearchRequest(
-                query=f.q,
-                palace_ids=scope.palace_ids,
-                kind=f.kind or None,
-                room=room.name if room else None,
-                status=status,
-                limit=50,
-            ),
-            reinforce=False,
-            register_batch=False,
-        )
+        result, context["fallback"] = _search(request, f, scope=scope, room=room.name if room else None, status=status)
         rows, cursor, hits = [h.memory for h in result.hits], "", {h.memory.pk: h for h in result.hits}
     else:
         due = review_due_ids(user=request.user, palace_ids=scope.palace_ids, limit=QUEUE_MAX) if f.due else None
@@ -83,6 +73,29 @@ def memory_list(request: HttpRequest) -> HttpResponse:
     context.update(rows=rows, cursor=cursor, hits=hits, search=result, export_query=_export_query(scope))
     partial = "more" if f.cursor else "results"
     return page(request, "panel/palace.html", context, scope=scope, nav="palace", partial=partial)
+
+
+def _search(
+    request: HttpRequest, f: ListFilters, *, scope: Scope, room: str | None, status: str | None
+) -> tuple[SearchResult, FallbackChoice]:
+    """The one search (memory.search), recording nothing: a GET. The fallback is the one chosen in the form, else
+    the user's setting (accounts.usersettings); the page says which, and which arms ran."""
+    fallback = search_fallback_choose(user=request.user, asked=f.fallback or None)
+    result = memory_search(
+        user=user_of(request),
+        request=SearchRequest(
+            query=f.q,
+            palace_ids=scope.palace_ids,
+            kind=f.kind or None,
+            room=room,
+            status=status,
+            limit=50,
+            fallback=fallback.for_search,
+        ),
+        reinforce=False,
+        register_batch=False,
+    )
+    return result, fallback
 
 
 @require_GET

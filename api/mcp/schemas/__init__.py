@@ -39,10 +39,14 @@ from api.mcp.schemas.judge import ResolveOut
 from api.mcp.schemas.recall import (
     AssessOut,
     ExamineOut,
+    OverviewEntryOut,
+    OverviewOut,
+    OverviewRoomsOut,
     ProfileLineOut,
     ProfileOut,
     RejectedRefOut,
     SearchHit,
+    SearchHowOut,
     SearchOut,
 )
 from api.mcp.schemas.review import AuditOut, EdgeOut, OpRow, QueueOut, QueueRow, ReportOut
@@ -93,6 +97,9 @@ __all__ = [
     "NeighboursOut",
     "OpRow",
     "Out",
+    "OverviewEntryOut",
+    "OverviewOut",
+    "OverviewRoomsOut",
     "Placard",
     "ProfileEditOut",
     "ProfileLineOut",
@@ -112,6 +119,7 @@ __all__ = [
     "SaveItemOut",
     "SaveOut",
     "SearchHit",
+    "SearchHowOut",
     "SearchOut",
     "StatsOut",
     "TimelineOut",

@@ -36,6 +36,41 @@ class SearchHit(Out):
     entities: list[EntityTagOut] = Field(default_factory=list, description="the entities this memory is linked to")
 
 
+class SearchHowOut(Out):
+    """How the search was made (the same fields as REST's `how`)."""
+
+    arms: list[str] = Field(description="the retrieval arms that ran: lexical (full text), semantic (vectors)")
+    matched: bool = Field(description="false when nothing passed on either arm: no hits, nothing is evidence")
+    floor: float | None = Field(description="the cosine a memory sharing no word with the query needed; null: none")
+    below_floor: int = Field(description="candidates that shared no word with the query and sat below the floor")
+    rewrite: Literal["off", "rewritten", "failed", "timeout"] = Field(description="query rewriting by a chat model")
+    queries: list[str] = Field(description="the queries that ran, the one given first")
+    rewrite_error: str = ""
+    fallback: str = Field(description='the fallback this search ran with: "none" or "overview"')
+    fallback_from: Literal["request", "setting"] = Field(description="your argument, or your account's setting")
+    fallback_used: bool = Field(description="true when the fallback answered (an overview on a miss)")
+
+
+class OverviewRoomsOut(Out):
+    palace: str
+    kind: str
+    rooms: int
+    memories: int
+    newest: list[str] = Field(description="the names of the newest rooms of this kind")
+
+
+class OverviewEntryOut(Out):
+    label: Literal["overview"] = Field(description='always "overview": not found by your query, not evidence')
+    why: Literal["recent", "reinforced"]
+    memory: MemoryRow
+
+
+class OverviewOut(Out):
+    label: Literal["overview"]
+    rooms: list[OverviewRoomsOut]
+    entries: list[OverviewEntryOut] = Field(description="no ref: never cite these in memory_assess")
+
+
 class SearchOut(Out):
     query: str
     mode: Literal["hybrid", "lexical", "semantic", "none"]
@@ -50,6 +85,10 @@ class SearchOut(Out):
     view: str = Field(default="current", description='"current", or the as-of view the hits come from')
     as_of: datetime | None = None
     known_at: datetime | None = None
+    how: SearchHowOut = Field(description="how the search was made")
+    overview: OverviewOut | None = Field(
+        default=None, description="on a miss with fallback overview: what the palaces hold (not an answer)"
+    )
 
 
 class RejectedRefOut(Out):

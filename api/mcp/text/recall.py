@@ -9,6 +9,37 @@ from api.mcp.text.save import entity_list
 from memory.text import wrap_memory_context
 
 
+def how_line(how: schemas.SearchHowOut) -> str:
+    """One line saying how the search was made: the arms that ran, the floor, query rewriting, the fallback."""
+    arms = " + ".join(how.arms) if how.arms else "none (no palace to search)"
+    floor = f"{how.floor:.3f} ({how.below_floor} below it)" if how.floor is not None else "none (no vector arm)"
+    rewrite: str = how.rewrite
+    if how.rewrite == "rewritten":
+        rewrite += " into " + "; ".join(f'"{flat(q)}"' for q in how.queries[1:]) + " beside the query as given"
+    elif how.rewrite in ("failed", "timeout"):
+        rewrite += f" ({flat(how.rewrite_error)}): ran the query as given" if how.rewrite_error else ": ran as given"
+    source = "your argument" if how.fallback_from == "request" else "your setting"
+    fallback = f"{how.fallback} ({source}{', used' if how.fallback_used else ''})"
+    return f"How: arms {arms} · floor {floor} · rewrite {rewrite} · fallback {fallback}"
+
+
+def overview_lines(overview: schemas.OverviewOut) -> list[str]:
+    """The overview a miss fell back to, said to be one: no ref on any row, so nothing here can be cited."""
+    lines = ["Overview (not an answer and not evidence: what the palaces hold; cite none of it):"]
+    for rooms in overview.rooms:
+        newest = f" (newest: {', '.join(flat(n) for n in rooms.newest)})" if rooms.newest else ""
+        lines.append(f"  rooms @{rooms.palace} {rooms.kind}: {rooms.rooms} room(s), {rooms.memories} memories{newest}")
+    for entry in overview.entries:
+        row = entry.memory
+        line = f"- id={row.id} [{entry.label} · {entry.why}] [{row.coordinate or 'unslotted'}] {row.kind}"
+        if row.palace != "my palace":
+            line += f" @{row.palace}"
+        if row.placard:
+            line += f" · {flat(row.placard)}"
+        lines.append(f"{line} — {flat(row.content)}")
+    return lines
+
+
 def searched(out: schemas.SearchOut) -> str:
     head = f'Search "{flat(out.query)}" — mode: {out.mode}'
     if out.view != "current":
@@ -18,8 +49,11 @@ def searched(out: schemas.SearchOut) -> str:
     if out.common_words:
         head += f" (too common to match on their own: {', '.join(out.common_words)})"
     if not out.hits:
-        return wrap_memory_context(f"{head}\nNo memory matched. Nothing here is evidence; search differently or ask.")
-    lines = [head]
+        lines = [head, how_line(out.how), "No memory matched. Nothing here is evidence; search differently or ask."]
+        if out.overview is not None:
+            lines += overview_lines(out.overview)
+        return wrap_memory_context("\n".join(lines))
+    lines = [head, how_line(out.how)]
     for hit in out.hits:
         line = f"- id={hit.id} ref={hit.ref} [{hit.label}] [{hit.coordinate or 'unslotted'}] {hit.kind}"
         if hit.palace != "my palace":

@@ -9,10 +9,11 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp_types import CallToolResult
 from pydantic import Field
 
+from accounts.usersettings import search_fallback_choose
 from api.mcp import mapping, schemas, text
 from api.mcp.registry import resource, tool
 from api.mcp.runner import ToolCall, run
-from api.schemas import Instant
+from api.schemas import FALLBACK_HELP, FallbackName, Instant
 from memory.context import curated_block, standing_profile_build
 from memory.search import SearchRequest, evidence_assess, memory_search
 from memory.selectors import memories_by_id, open_contradictions
@@ -47,19 +48,30 @@ async def memory_search_tool(
     ] = None,
     project: schemas.Project = None,
     limit: Annotated[int, Field(ge=1, le=MAX_SEARCH_LIMIT, description="How many hits (1–50).")] = 10,
+    fallback: Annotated[FallbackName | None, Field(description=FALLBACK_HELP)] = None,
 ) -> Annotated[CallToolResult, schemas.SearchOut]:
     """Recall memories relevant to a question, before you answer from memory. Hybrid keyword + semantic search
     over your personal palace and the project palaces you belong to (or one `project`).
 
     Each row carries id= (for other tools) and ref= (evidence for memory_assess), how it was found (`sem#2 + lex#1`;
     `+ ent`: linked to an entity your query names), its room#slot and the entities it is linked to; the header says
-    what ran ("hybrid" only when both arms did; a degraded marker otherwise), and the tail gives the evidence batch
-    id. A hit means relevant, not sufficient. With `as_of` / `known_at` the header says it is an as-of view.
+    what ran ("hybrid" only when both arms did; a degraded marker otherwise), the How: line the arms, the
+    similarity floor, query rewriting and the fallback, and the tail gives the evidence batch id. A hit means
+    relevant, not sufficient. With `as_of` / `known_at` the header says it is an as-of view. When nothing matches,
+    `fallback="overview"` lists what the palaces hold, labelled overview: it is not an answer and has no refs.
     Next: memory_assess with the batch id and the refs that answer the question; memory_examine for full text.
     """
     return await run(
         lambda call: _search(
-            call, query=query, room=room, kind=kind, as_of=as_of, known_at=known_at, project=project, limit=limit
+            call,
+            query=query,
+            room=room,
+            kind=kind,
+            as_of=as_of,
+            known_at=known_at,
+            project=project,
+            limit=limit,
+            fallback=fallback,
         )
     )
 
@@ -74,8 +86,10 @@ def _search(
     project: str | None,
     limit: int,
     known_at: datetime | None = None,
+    fallback: str | None = None,
 ) -> tuple[schemas.SearchOut, str]:
     palace_ids = [call.palace(project).pk] if project else None
+    chosen = search_fallback_choose(user=call.user, asked=fallback)
     result = memory_search(
         user=call.user,
         request=SearchRequest(
@@ -86,13 +100,17 @@ def _search(
             as_of=as_of,
             known_at=known_at,
             limit=limit,
+            fallback=chosen.for_search,
         ),
         token_id=call.token_id,
         reinforce=call.caller.can_write,
     )
-    labels = palace_labels(user=call.user, palace_ids={h.memory.palace_id for h in result.hits})
+    shown = {h.memory.palace_id for h in result.hits}
+    if result.overview is not None:
+        shown |= set(result.overview.rooms) | {e.memory.palace_id for e in result.overview.entries}
+    labels = palace_labels(user=call.user, palace_ids=shown)
     edges = open_contradictions(memory_ids=[h.memory.pk for h in result.hits])
-    out = mapping.search_out(query=query, result=result, labels=labels, open_edges=edges)
+    out = mapping.search_out(query=query, result=result, labels=labels, open_edges=edges, fallback_from=chosen.source)
     return out, text.searched(out)
 
 

@@ -1,0 +1,71 @@
+"""A user's own settings: read them (the defaults when none were saved), change them (with an op row), and choose
+the search fallback a door passes to memory.search: the caller's explicit choice wins, else the user's setting."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from django.db import transaction
+
+from accounts.models import UserSettings
+from palace.actors import Actor
+from palace.errors import InvalidInput
+from palace.oplog import oplog_write
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+NO_FALLBACK = UserSettings.SearchFallback.NONE.value
+SEARCH_FALLBACKS: tuple[str, ...] = tuple(UserSettings.SearchFallback.values)
+
+
+@dataclass(frozen=True)
+class FallbackChoice:
+    """The fallback a search runs with, and where it came from: "request" (the caller named it) or "setting" (the
+    user's default, which is "none" until they change it)."""
+
+    fallback: str  # "none" or one of memory.search's FALLBACKS
+    source: str  # "request" | "setting"
+
+    @property
+    def for_search(self) -> str | None:
+        """The value memory.search's SearchRequest takes (None: no fallback)."""
+        return None if self.fallback == NO_FALLBACK else self.fallback
+
+
+def user_settings_get(*, user: AbstractBaseUser | AnonymousUser | None) -> UserSettings:
+    """The user's settings; an unsaved row with the defaults when they never changed any (or for no user)."""
+    if user is None or not user.is_authenticated:
+        return UserSettings()
+    found = UserSettings.objects.filter(user_id=user.pk).first()
+    return found if found is not None else UserSettings(user_id=user.pk)
+
+
+def user_settings_update(*, user: AbstractBaseUser, search_fallback: str, actor: Actor) -> UserSettings:
+    """Change the user's settings; the op row says what changed (before and after). An unknown value is refused
+    and nothing is stored."""
+    if search_fallback not in SEARCH_FALLBACKS:
+        raise InvalidInput(f"search_fallback must be one of {', '.join(SEARCH_FALLBACKS)}")
+    with transaction.atomic():
+        row, _ = UserSettings.objects.select_for_update().get_or_create(user_id=user.pk)
+        before = row.search_fallback
+        if before != search_fallback:
+            row.search_fallback = search_fallback
+            row.save(update_fields=["search_fallback", "updated_at"])
+            oplog_write(
+                op="user.settings",
+                actor=actor,
+                target_kind="user",
+                target_id=user.pk,
+                detail={"user": user.get_username(), "search_fallback": {"before": before, "after": search_fallback}},
+            )
+    return row
+
+
+def search_fallback_choose(*, user: AbstractBaseUser | AnonymousUser | None, asked: str | None) -> FallbackChoice:
+    """The fallback for one search: `asked` when the caller sent one (checked by the door and again by
+    memory.search), else the user's setting. Reads the setting only when it is needed."""
+    if asked is not None:
+        return FallbackChoice(fallback=asked, source="request")
+    return FallbackChoice(fallback=user_settings_get(user=user).search_fallback, source="setting")
