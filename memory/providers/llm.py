@@ -23,12 +23,15 @@ import pydantic
 from django.conf import settings
 from pydantic import BaseModel
 
+from memory.providers.egress import Destination, EgressRefused, EgressUnresolvable, egress_resolve, egress_url_check
+
 logger = logging.getLogger(__name__)
 
 _BACKOFF_BASE_S = 0.2
 _BACKOFF_MAX_S = 4.0
 # A structured reply is a few kilobytes; anything far larger is not an answer to our request.
 _MAX_RESPONSE_BYTES = 2 * 1024 * 1024
+_FINISH_REASONS = frozenset({"stop", "length", "content_filter", "tool_calls", "function_call", None})
 _FENCE = re.compile(r"\A\s*```[A-Za-z0-9_-]*[ \t]*\r?\n?(?P<body>.*?)\r?\n?\s*```\s*\Z", re.DOTALL)
 
 
@@ -43,7 +46,8 @@ class LLMConfig:
     ``base_url`` is the OpenAI-style root including the version (``https://api.openai.com/v1``,
     ``http://localhost:11434/v1``); ``/chat/completions`` is appended. An empty ``api_key`` sends no
     Authorization header (local servers such as Ollama need none). ``timeout_s`` bounds each attempt: connecting,
-    and the whole reply from request to last byte. ``max_retries`` counts attempts after the first.
+    and the whole reply from request to last byte. ``max_retries`` counts attempts after the first. The URL obeys
+    the egress rule (memory.providers.egress): its form here, its destination at every request.
     """
 
     base_url: str
@@ -53,19 +57,24 @@ class LLMConfig:
     max_retries: int = 2
 
     def __post_init__(self) -> None:
-        if not self.base_url.startswith(("http://", "https://")):
-            raise ValueError(f"LLM base URL must start with http:// or https://, got {self.base_url!r}")
+        try:
+            base_url = egress_url_check(self.base_url)
+        except EgressRefused as exc:
+            raise ValueError(f"LLM base URL refused: {exc}") from None
         if not self.model:
             raise ValueError("LLM model must not be empty")
         if not self.timeout_s > 0:
             raise ValueError(f"LLM timeout must be > 0 seconds, got {self.timeout_s}")
         if self.max_retries < 0:
             raise ValueError(f"LLM max_retries must be >= 0, got {self.max_retries}")
-        object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
+        object.__setattr__(self, "base_url", base_url)
 
     @property
     def chat_completions_url(self) -> str:
-        return f"{self.base_url}/chat/completions"
+        return f"{self.base_url}{CHAT_PATH}"
+
+
+CHAT_PATH = "/chat/completions"
 
 
 @dataclass(frozen=True)
@@ -94,8 +103,8 @@ def llm_config(
     """The chat model for one use (`PURPOSES`), or None when that use is switched off or no model is configured.
 
     The endpoint, model and key are ATRIUM_LLM_BASE_URL / _MODEL / _API_KEY unless given (the judge gives its
-    own); the timeout and the retries are the use's. A base URL that is not http(s) is logged and treated as no
-    model.
+    own); the timeout and the retries are the use's. A base URL the egress rule refuses by its form (not http(s),
+    userinfo, a query or a fragment) is logged and treated as no model.
     """
     use = PURPOSES[purpose]
     if use.switch and not getattr(settings, use.switch):
@@ -132,11 +141,16 @@ class LLMTimeoutError(LLMError):
 
 
 class LLMConnectionError(LLMError):
-    """The endpoint could not be reached (refused, reset, closed without a reply) on any attempt."""
+    """The endpoint could not be reached (refused, reset, closed without a reply, no address) on any attempt."""
+
+
+class LLMEgressRefused(LLMError):
+    """The endpoint's host resolves to an address the egress rule refuses (memory.providers.egress); not sent."""
 
 
 class LLMHTTPError(LLMError):
-    """The endpoint answered with an error status (after retries, for 429 and 5xx)."""
+    """The endpoint answered with an error status (after retries, for 429 and 5xx). The message has the status,
+    never the body: whatever the remote wrote must not reach an error, a hint or a stored record."""
 
     def __init__(self, message: str, *, status_code: int) -> None:
         super().__init__(message)
@@ -176,6 +190,10 @@ def chat_json[M: BaseModel](
 
     ``schema`` is sent as given; for strict mode it should list every property in ``required`` and set
     ``additionalProperties: false``. Length limits belong in ``validator``: strict mode rejects ``maxLength``.
+
+    Errors say what went wrong by status code and error class, never with the remote's words: a reply (an error
+    page, a refusal, a malformed answer) could carry anything, and these messages reach save hints, stored
+    rulings and the panel.
     """
     body = {
         "model": config.model,
@@ -190,29 +208,54 @@ def chat_json[M: BaseModel](
     content = _message_content(payload)
     try:
         data = json.loads(_strip_fence(content))
-    except ValueError as exc:
-        raise LLMBadResponseError(f"message content is not JSON: {_preview(content, config=config)}") from exc
+    except ValueError:
+        raise LLMBadResponseError(f"message content is not JSON ({len(content)} characters)") from None
     try:
         return validator.model_validate(data)
     except pydantic.ValidationError as exc:
-        errors = "; ".join(
-            f"{'.'.join(str(p) for p in error['loc']) or '<root>'}: {error['msg']}" for error in exc.errors()
-        )
-        raise LLMSchemaError(f"reply does not match {schema_name}: {errors}") from exc
+        raise LLMSchemaError(f"reply does not match {schema_name}: {_schema_errors(exc, validator)}") from None
+
+
+def _schema_errors(exc: pydantic.ValidationError, validator: type[BaseModel]) -> str:
+    """The fields (ours, by name) and error types of a validation failure; a key the reply made up is not named."""
+    ours = set(validator.model_fields)
+    parts = []
+    for error in exc.errors()[:5]:
+        loc = [str(p) for p in error["loc"]]
+        where = loc[0] if loc and loc[0] in ours else ("<root>" if not loc else "<other field>")
+        parts.append(f"{where}: {error['type']}")
+    return "; ".join(parts)
+
+
+def _destination(config: LLMConfig) -> Destination:
+    # Resolved once per call: every attempt goes to the address that was checked (memory.providers.egress).
+    try:
+        return egress_resolve(config.base_url)
+    except EgressRefused as exc:
+        raise LLMEgressRefused(str(exc)) from None
+    except EgressUnresolvable as exc:
+        raise LLMConnectionError(f"cannot reach the endpoint: {exc}") from None
 
 
 def _post_with_retries(*, config: LLMConfig, body: dict[str, Any]) -> Any:
+    destination = _destination(config)
     headers = {"Accept": "application/json"}
     if config.api_key:
         headers["Authorization"] = f"Bearer {config.api_key}"
     attempts = config.max_retries + 1
     with httpx2.Client(
-        timeout=httpx2.Timeout(config.timeout_s), verify=_ssl_context(), follow_redirects=False
+        timeout=httpx2.Timeout(config.timeout_s),
+        verify=_ssl_context(),
+        follow_redirects=False,
+        trust_env=False,  # the proxy, if any, was chosen by the configured name (Destination.proxy)
+        proxy=destination.proxy,
     ) as client:
         for attempt in range(attempts):
             last = attempt == attempts - 1
             try:
-                status, raw, retry_after = _post_once(client=client, config=config, headers=headers, body=body)
+                status, raw, retry_after = _post_once(
+                    client=client, config=config, destination=destination, headers=headers, body=body
+                )
             except (LLMTimeoutError, LLMConnectionError) as exc:
                 if last:
                     raise
@@ -223,8 +266,8 @@ def _post_with_retries(*, config: LLMConfig, body: dict[str, Any]) -> Any:
             if 200 <= status < 300:
                 try:
                     return json.loads(raw)
-                except ValueError as exc:
-                    raise LLMBadResponseError(f"response body is not JSON: {_preview(raw, config=config)}") from exc
+                except ValueError:
+                    raise LLMBadResponseError(f"HTTP {status}, the body is not JSON ({len(raw)} characters)") from None
             if _is_retryable(status) and not last:
                 delay = _backoff(attempt=attempt, retry_after=retry_after)
                 logger.warning(
@@ -232,9 +275,7 @@ def _post_with_retries(*, config: LLMConfig, body: dict[str, Any]) -> Any:
                 )
                 time.sleep(delay)
                 continue
-            raise LLMHTTPError(
-                f"LLM endpoint answered HTTP {status}: {_preview(raw, config=config)}", status_code=status
-            )
+            raise LLMHTTPError(f"LLM endpoint answered HTTP {status}", status_code=status)
     raise AssertionError("unreachable: the last attempt returns or raises")  # pragma: no cover
 
 
@@ -245,7 +286,7 @@ def _ssl_context() -> ssl.SSLContext:
 
 
 def _post_once(
-    *, client: httpx2.Client, config: LLMConfig, headers: dict[str, str], body: dict[str, Any]
+    *, client: httpx2.Client, config: LLMConfig, destination: Destination, headers: dict[str, str], body: dict[str, Any]
 ) -> tuple[int, str, str | None]:
     """One attempt; returns (status, body text, Retry-After) or raises the timeout / connection error.
 
@@ -253,8 +294,12 @@ def _post_once(
     the body in chunks against a deadline makes ``timeout_s`` bound the whole reply.
     """
     deadline = time.monotonic() + config.timeout_s
+    request = destination.request(CHAT_PATH)
+    headers = {**headers, **request["headers"]}
     try:
-        with client.stream("POST", config.chat_completions_url, json=body, headers=headers) as response:
+        with client.stream(
+            "POST", request["url"], json=body, headers=headers, extensions=request["extensions"]
+        ) as response:
             chunks: list[bytes] = []
             size = 0
             for chunk in response.iter_bytes():
@@ -267,9 +312,10 @@ def _post_once(
             text = b"".join(chunks).decode(response.encoding or "utf-8", errors="replace")
             return response.status_code, text, response.headers.get("Retry-After")
     except httpx2.TimeoutException as exc:
-        raise LLMTimeoutError(f"no reply within {config.timeout_s}s ({type(exc).__name__})") from exc
+        raise LLMTimeoutError(f"no reply within {config.timeout_s}s ({type(exc).__name__})") from None
     except httpx2.TransportError as exc:
-        raise LLMConnectionError(f"cannot reach {config.base_url} ({type(exc).__name__}: {exc})") from exc
+        # The class only: a protocol error's text can quote the bytes the remote sent.
+        raise LLMConnectionError(f"cannot reach the endpoint ({type(exc).__name__})") from None
 
 
 def _is_retryable(status: int) -> bool:
@@ -296,11 +342,12 @@ def _message_content(payload: Any) -> str:
     if not isinstance(message, dict):
         raise LLMBadResponseError("choices[0].message is not an object")
     if message.get("refusal"):
-        raise LLMBadResponseError(f"model refused: {str(message['refusal'])[:200]}")
+        raise LLMBadResponseError("the model refused (a refusal instead of content)")
     content = message.get("content")
     if not isinstance(content, str) or not content.strip():
         finish = choice.get("finish_reason") if isinstance(choice, dict) else None
-        raise LLMBadResponseError(f"choices[0].message.content is empty (finish_reason={finish!r})")
+        finish = finish if finish in _FINISH_REASONS else "other"  # a known word, never the remote's free text
+        raise LLMBadResponseError(f"choices[0].message.content is empty (finish_reason={finish})")
     return content
 
 
@@ -308,14 +355,6 @@ def _strip_fence(content: str) -> str:
     # Some OpenAI-compatible servers ignore response_format and wrap the JSON in a ```json fence.
     match = _FENCE.match(content)
     return match.group("body") if match else content
-
-
-def _preview(text: str, *, config: LLMConfig, limit: int = 200) -> str:
-    # Some servers echo the key back in "invalid API key" errors; never let it reach a log or an exception.
-    if config.api_key:
-        text = text.replace(config.api_key, "***")
-    text = " ".join(text.split())
-    return text if len(text) <= limit else f"{text[:limit]}…"
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """Judge: the open contradictions of the chosen scope side by side with the four decisions, the judge's recent
 rulings with filters, the pending distillation proposals with Apply / Reject (the same services as the REST
-routes), and — for admins — the judge settings card with Test connection (the key never in the page)."""
+routes), and the judge settings card with Test connection (the key never in the page): shown to holders of
+memory.view_judgesettings, editable and testable by holders of memory.change_judgesettings — the same check as REST
+and the admin (memory.judge.judge_settings_allowed)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from memory.judge import (
     FALLBACK_REASONS,
     adjudications_recent,
     contradictions_open,
+    judge_settings_allowed,
     judge_settings_public,
     judge_settings_update,
     judge_test_connection,
@@ -28,10 +31,6 @@ from panel.frame import actor_of, domain_errors, is_partial, page
 from panel.scope import scope_for
 
 VERDICTS = ("merge", "accept", "defer")
-
-
-def _is_admin(request: HttpRequest) -> bool:
-    return bool(getattr(request.user, "is_staff", False))
 
 
 def _filters(request: HttpRequest) -> dict[str, Any]:
@@ -61,10 +60,11 @@ def _render(request: HttpRequest, test_report: Any = None) -> HttpResponse:
         "verdicts": VERDICTS,
         "fallbacks": FALLBACK_REASONS,
         "writable": {pid for pid, role in scope.roles.items() if role in ("owner", "editor")},
-        "is_admin": _is_admin(request),
+        "settings_view": judge_settings_allowed(request.user, change=False),
+        "settings_change": judge_settings_allowed(request.user, change=True),
         "test_report": test_report,
     }
-    if context["is_admin"]:
+    if context["settings_view"]:
         context["settings"] = judge_settings_public()
     return page(request, "panel/judge.html", context, scope=scope, nav="judge", partial="judge")
 
@@ -90,7 +90,7 @@ def _posted(request: HttpRequest) -> dict[str, Any]:
 @login_required
 @domain_errors
 def judge_settings(request: HttpRequest) -> HttpResponse:
-    """Save the settings card (admins; the service refuses anyone else)."""
+    """Save the settings card (memory.change_judgesettings; the service refuses anyone else)."""
     judge_settings_update(
         actor=actor_of(request),
         enabled=request.POST.get("enabled") == "on",

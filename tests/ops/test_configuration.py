@@ -194,7 +194,52 @@ BAD_VALUES = [
     ("ATRIUM_TIME_ZONE", "Mars/Base", "atrium.E009", "must be a time zone name", "TIME_ZONE", "UTC", "Europe/Berlin"),
     ("ATRIUM_PG_SHARED_BUFFERS", "lots", "atrium.E002", "must be an integer, not 'lots'", None, None, "64"),
     ("ATRIUM_PG_SHARED_BUFFERS", "8", "atrium.E003", "must be at least 16, not 8", None, None, "16"),
+    (
+        "ATRIUM_LLM_ALLOWED_HOSTS",
+        "ollama,http://10.0.0.1/",
+        "atrium.E010",
+        "'http://10.0.0.1/' is not a host name, an IP address or a network (CIDR)",
+        None,
+        None,
+        "ollama,10.0.0.0/8,[fd00::1],127.0.0.1",
+    ),
+    (
+        "ATRIUM_LLM_BASE_URL",
+        "http://user:pw@llm.example/v1",
+        "atrium.E011",
+        "must not carry a user name or password, a query (?…) or a fragment (#…)",
+        "ATRIUM_LLM_BASE_URL",
+        "",
+        "http://llm.example/v1",
+    ),
+    (
+        "ATRIUM_EMBEDDINGS_BASE_URL",
+        "https://emb.example/v1?key=1",
+        "atrium.E011",
+        "must not carry",
+        "ATRIUM_EMBEDDINGS_BASE_URL",
+        "",
+        "https://emb.example/v1",
+    ),
+    (
+        "ATRIUM_LLM_BASE_URL",
+        "llm.example/v1",
+        "atrium.E011",
+        "must be an http:// or https:// URL",
+        None,
+        None,
+        "http://x",
+    ),
 ]
+
+
+def test_the_allow_list_is_read_lower_cased_and_without_brackets(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    read = read_settings(monkeypatch, tmp_path, ATRIUM_LLM_ALLOWED_HOSTS=" Ollama , 10.0.0.0/8,[FD00::1],bad host ")
+    assert read.ATRIUM_LLM_ALLOWED_HOSTS == ["ollama", "10.0.0.0/8", "fd00::1"]
+    assert [name for _, name, _ in read.ATRIUM_CONFIGURATION_ERRORS] == ["ATRIUM_LLM_ALLOWED_HOSTS"]
+    assert read_settings(monkeypatch, tmp_path).ATRIUM_LLM_ALLOWED_HOSTS == []  # unset: only public addresses
 
 
 @pytest.mark.parametrize(("name", "bad", "check_id", "message", "setting", "default", "good"), BAD_VALUES)
