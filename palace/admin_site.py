@@ -196,6 +196,9 @@ class AuditedModelAdmin(admin.ModelAdmin):
     """The audit mixed into every registered ModelAdmin (see the module docstring). Subclass it or not: the site
     mixes it in at registration."""
 
+    # (A ModelAdmin that saves through a service sets `revert_refused` to say why the audit console must not revert
+    # its edits by setting the fields back, memory/audit/admin_edits.py. Not defined here: this class comes first in
+    # the mixed class, so its attributes would hide the ModelAdmin's own.)
     action_form = ReasonActionForm
     delete_confirmation_template = "admin/atrium/delete_confirmation.html"
     delete_selected_confirmation_template = "admin/atrium/delete_selected_confirmation.html"

@@ -25,6 +25,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from memory.admin.memories import MemoryAdmin, can_see_bodies
 from memory.audit import (
+    RevertPlan,
     Selection,
     bulk_revert_apply,
     bulk_revert_preview,
@@ -34,12 +35,15 @@ from memory.audit import (
     memory_restore_as_staff,
     op_revert,
     op_revert_preview,
+    plan_page,
     plan_revert,
     reverted_map,
 )
 from memory.models import Memory
-from palace.admin import can_restore, parse_moment
+from palace.admin import AuditConsoleAdmin, can_restore, parse_moment
 from palace.errors import AtriumError
+from palace.errors import PermissionDenied as Forbidden
+from palace.models import OpLog
 from palace.oplog import actor_label, before_after, before_after_text, op_class
 
 
@@ -71,7 +75,7 @@ class BulkForm(forms.Form):
 
 
 def _ops_view(request: HttpRequest, rows: list[Any], memories: list[Memory]) -> list[dict[str, Any]]:
-    restorer = can_restore(request)
+    restorer, user = can_restore(request), request.user
     reverted = reverted_map([row.pk for row in rows]) if restorer else {}
     known = {m.pk: m for m in memories}
     out = []
@@ -90,10 +94,17 @@ def _ops_view(request: HttpRequest, rows: list[Any], memories: list[Memory]) -> 
                     token_label=row.actor_token_label,
                 ),
                 "changes": before_after_text(changes),
-                "plan": plan_revert(row=row, reverted=reverted, memories=known) if restorer else None,
+                "plan": plan_revert(row=row, reverted=reverted, memories=known, staff=user) if restorer else None,
             }
         )
     return out
+
+
+def _after_revert(plan: RevertPlan) -> str:
+    """A memory's revert lands on its history; any other on the console, where the revert's row is the newest."""
+    if plan.memory_id is not None:
+        return reverse("admin:memory_memory_full_history", args=[plan.memory_id])
+    return reverse("admin:palace_oplog_changelist")
 
 
 class MemoryConsoleAdmin(MemoryAdmin):
@@ -186,7 +197,8 @@ class MemoryConsoleAdmin(MemoryAdmin):
 
     @method_decorator(require_http_methods(["GET", "POST"]))
     def revert_view(self, request: HttpRequest, op_id: int) -> HttpResponse:
-        """GET: what reverting the op row would do (or why not); POST: do it, with a reason."""
+        """GET: what reverting the op row would do (or why not); POST: do it, with a reason. A kind of change whose
+        permission the staff member lacks (a member's role needs `palace.change_membership`) is refused with 403."""
         if not can_restore(request):
             raise PermissionDenied
         form = ReasonForm(request.POST or None)
@@ -195,7 +207,9 @@ class MemoryConsoleAdmin(MemoryAdmin):
             if request.method == "POST" and form.is_valid():
                 plan = op_revert(op_id=op_id, staff=request.user, reason=form.cleaned_data["reason"])
                 messages.success(request, f"op #{op_id} reverted: {plan.describe}")
-                return HttpResponseRedirect(reverse("admin:memory_memory_full_history", args=[plan.memory_id]))
+                return HttpResponseRedirect(_after_revert(plan))
+        except Forbidden as exc:
+            raise PermissionDenied(exc.message) from None
         except AtriumError as exc:
             messages.error(request, exc.message)
             return HttpResponseRedirect(reverse("admin:palace_oplog_changelist"))
@@ -227,5 +241,31 @@ class MemoryConsoleAdmin(MemoryAdmin):
         return TemplateResponse(request, "admin/memory/memory/bulk_revert.html", context)
 
 
+class RevertConsoleAdmin(AuditConsoleAdmin):
+    """The op log's console with each row's revert: a "revert…" link where reverting means something, otherwise the
+    reason it cannot be (computed for the page's rows at once; shown only to holders of `memory.restore_memory`)."""
+
+    def get_changelist_instance(self, request: HttpRequest) -> Any:
+        changelist = super().get_changelist_instance(request)
+        if can_restore(request):
+            rows = list(changelist.result_list)  # the page's rows, evaluated once: the list renders the same objects
+            plans = plan_page(rows=rows, staff=request.user)
+            for row in rows:
+                row.revert_plan = plans[row.pk]
+        return changelist
+
+    @admin.display(description="revert")
+    def revert_link(self, row: OpLog) -> str:
+        plan: RevertPlan | None = getattr(row, "revert_plan", None)
+        if plan is None:
+            return ""
+        if plan.doable:
+            url = reverse("admin:memory_memory_revert", args=[row.pk])
+            return format_html('<a class="revert-link" href="{}" title="{}">revert…</a>', url, plan.describe)
+        return format_html('<span class="revert-refused help">not revertible: {}</span>', plan.refused)
+
+
 admin.site.unregister(Memory)
 admin.site.register(Memory, MemoryConsoleAdmin)
+admin.site.unregister(OpLog)
+admin.site.register(OpLog, RevertConsoleAdmin)

@@ -50,6 +50,10 @@ class JudgeSettingsAdmin(admin.ModelAdmin):
     form = JudgeSettingsForm
     list_display = ("__str__", "enabled", "base_url", "model", "timeout_ms", "key", "updated_at")
     readonly_fields = ("key", "updated_at", "updated_by")
+    revert_refused = (
+        "the judge's settings save through judge_settings_update (a key is needed to turn it on): change them back "
+        "on this page"
+    )
 
     @admin.display(description="API key")
     def key(self, obj: JudgeSettings) -> str:

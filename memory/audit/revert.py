@@ -8,6 +8,12 @@ palaces they repair. The changes go through the existing services (memory_restor
 distill_undo), so each writes its usual op row, with the staff actor and the reason; a revert adds a
 `memory.revert` row naming the op row it undid (so it is not undone twice), a bulk revert a `memory.bulk_revert` row
 with what it selected and how it went. History is never rewritten.
+
+One op row may also be a change to a project's members, an entity, a curated profile or handoff version, or an edit
+made in the admin: those are planned and applied by their modules (members.py, entities.py, versions.py,
+admin_edits.py), need the permission their plan names (`RevertPlan.needs`, e.g. `palace.change_membership`) besides
+`memory.restore_memory`, and get the same `memory.revert` row, on what they changed, with its before and after. A
+bulk revert covers memories only (revert_plan.plan_list).
 """
 
 from __future__ import annotations
@@ -20,7 +26,10 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from memory.audit import admin_edits, entities, members, versions
+from memory.audit import plan as kinds
 from memory.audit import revert_plan as rp
+from memory.audit.plan import Applied
 from memory.jobs import DistillRevert, distill_revert
 from memory.lifecycle import memory_archive, memory_checkout, memory_forget, memory_lock, memory_restore
 from memory.models import Memory
@@ -89,50 +98,77 @@ def op_revert_preview(*, op_id: int, staff: Any) -> rp.RevertPlan:
         row = OpLog.objects.filter(pk=op_id).first()
         if row is None:
             raise NotFound("op row not found")
-        return rp.plan_revert(row=row)
+        return rp.plan_revert(row=row, staff=staff)
 
 
 def op_revert(*, op_id: int, staff: Any, reason: str, now: datetime | None = None) -> rp.RevertPlan:
     """Undo one op row with a new change (the module docstring); refused with InvalidInput saying why when a revert
-    is not meaningful for it."""
+    is not meaningful for it, and with PermissionDenied when its kind needs a permission the staff member lacks."""
     reason = _checked(staff=staff, reason=reason)
     with _system(staff), transaction.atomic():
-        row = OpLog.objects.select_for_update().filter(pk=op_id).first()
+        row = OpLog.objects.select_for_update(of=("self",)).select_related("actor_user").filter(pk=op_id).first()
         if row is None:
             raise NotFound("op row not found")
-        plan = rp.plan_revert(row=row)
+        plan = rp.plan_revert(row=row, staff=staff)
+        if plan.missing_permission:
+            raise PermissionDenied(plan.refused)
         if not plan.doable:
             raise InvalidInput(f"op #{row.pk} ({row.op}) cannot be reverted: {plan.refused}", field="op")
-        _apply(plan=plan, row=row, actor=staff_actor(staff), reason=reason, now=now or timezone.now())
+        actor, moment = staff_actor(staff), now or timezone.now()
+        plan.revert_op_id = _apply(plan=plan, row=row, actor=actor, reason=reason, now=moment)
     return plan
 
 
-def _apply(*, plan: rp.RevertPlan, row: OpLog, actor: Actor, reason: str, now: datetime, bulk: str = "") -> None:
-    """Carry out one plan inside the caller's transaction, then write the `memory.revert` row."""
-    assert plan.memory_id is not None
+# The other kinds' appliers, by the action their planner chose.
+APPLIERS = {
+    **dict.fromkeys(
+        (members.ROLE_BACK, members.ADDITION_BACK, members.REMOVAL_BACK, members.TRANSFER_BACK), members.apply_member
+    ),
+    **dict.fromkeys((entities.SPLIT, entities.RENAME_BACK, entities.ALIASES_BACK), entities.apply_entity),
+    **dict.fromkeys((versions.PROFILE_BACK, versions.HANDOFF_BACK), versions.apply_version),
+    admin_edits.FIELDS_BACK: admin_edits.apply_admin_edit,
+}
+
+
+def _apply(*, plan: rp.RevertPlan, row: OpLog, actor: Actor, reason: str, now: datetime, bulk: str = "") -> int:
+    """Carry out one plan inside the caller's transaction, then write the `memory.revert` row (its id returned)."""
     note = f"{reason} (revert of op #{row.pk})"
+    applier = APPLIERS.get(plan.action)
+    if applier is not None:
+        done: Applied = applier(plan=plan, row=row, actor=actor, reason=note)
+        revert = oplog_write(
+            op=kinds.REVERT_OP,
+            actor=actor,
+            palace=done.palace,
+            target_kind=done.target_kind,
+            target_id=done.target_id,
+            reason=reason,
+            detail={"reverts": row.pk, "op": row.op, "action": plan.action, **done.detail},
+        )
+        return revert.pk
+    assert plan.memory_id is not None
     detail: dict[str, Any] = {"reverts": row.pk, "op": row.op, "action": plan.action, "memory": plan.memory_id}
-    if plan.action == rp.RESTORE:
+    if plan.action == kinds.RESTORE:
         memory_restore(memory_id=plan.memory_id, actor=actor, reason=note)
-    elif plan.action == rp.FORGET:
+    elif plan.action == kinds.FORGET:
         memory_forget(memory_id=plan.memory_id, actor=actor, reason=note)
-    elif plan.action == rp.ARCHIVE:
+    elif plan.action == kinds.ARCHIVE:
         memory_archive(memory_id=plan.memory_id, actor=actor, reason=note)
-    elif plan.action == rp.CHECKOUT:
+    elif plan.action == kinds.CHECKOUT:
         assert plan.checkout_of is not None
         new = memory_checkout(memory_id=plan.checkout_of, actor=actor, reason=note, source=SOURCE, now=now)
         detail["new_memory"] = new.pk
-    elif plan.action == rp.DISTILL_UNDO:
+    elif plan.action == kinds.DISTILL_UNDO:
         distill_revert(rule_id=plan.memory_id, actor=actor, reason=note, now=now)
-    elif plan.action == rp.CONFIDENCE and plan.confidence is not None:
+    elif plan.action == kinds.CONFIDENCE and plan.confidence is not None:
         memory = memory_lock(memory_id=plan.memory_id, actor=actor)
         detail["before"], detail["after"] = {"confidence": memory.confidence}, {"confidence": plan.confidence}
         memory.confidence = plan.confidence
         memory.save(update_fields=["confidence", "updated_at"])
     if bulk:
         detail["bulk"] = bulk
-    oplog_write(
-        op=rp.REVERT_OP,
+    revert = oplog_write(
+        op=kinds.REVERT_OP,
         actor=actor,
         palace=Memory.objects.select_related("palace").get(pk=plan.memory_id).palace,
         target_kind="memory",
@@ -140,6 +176,7 @@ def _apply(*, plan: rp.RevertPlan, row: OpLog, actor: Actor, reason: str, now: d
         reason=reason,
         detail=detail,
     )
+    return revert.pk
 
 
 # --- bulk: everything one actor did in a time range ----------------------------------------------------------------
@@ -203,7 +240,7 @@ def _selected(selection: Selection) -> list[OpLog]:
         who = Q(actor_user_id=selection.user_id, actor_kind__in=["user", "token"])
     rows = (
         OpLog.objects.filter(who, created_at__gte=selection.since, created_at__lt=selection.until)
-        .exclude(op__in=[rp.REVERT_OP, rp.BULK_OP])
+        .exclude(op__in=[kinds.REVERT_OP, kinds.BULK_OP])
         .select_related("palace")
         .order_by("-created_at", "-pk")
     )
@@ -236,12 +273,12 @@ def bulk_revert_apply(*, selection: Selection, staff: Any, reason: str, now: dat
         for plan in plans:
             if not plan.action:
                 result.refused.append(plan)
-            elif plan.action != rp.FOLDED:
+            elif plan.action != kinds.FOLDED:
                 run = _Run(actor=actor, reason=reason, now=now, bulk=bulk)
                 _bulk_one(plan=plan, plans=plans, by_id=by_id, run=run, out=result)
         with transaction.atomic():
             summary = oplog_write(
-                op=rp.BULK_OP,
+                op=kinds.BULK_OP,
                 actor=actor,
                 reason=reason,
                 detail={
@@ -288,11 +325,11 @@ def _bulk_one(
 
 def _record_folded(*, plan: rp.RevertPlan, row: OpLog, actor: Actor, reason: str, bulk: str) -> None:
     oplog_write(
-        op=rp.REVERT_OP,
+        op=kinds.REVERT_OP,
         actor=actor,
         palace=row.palace,
         target_kind="memory",
         target_id=row.target_id,
         reason=reason,
-        detail={"reverts": row.pk, "op": row.op, "action": rp.FOLDED, "note": plan.describe, "bulk": bulk},
+        detail={"reverts": row.pk, "op": row.op, "action": kinds.FOLDED, "note": plan.describe, "bulk": bulk},
     )

@@ -1,7 +1,8 @@
 """What "revert this change" means for an op row, decided before anything is done, so a preview and the apply that
-follows say the same thing (memory/audit/revert.py applies a plan; the bulk preview shows a list of them).
+follows say the same thing (memory/audit/revert.py applies a plan; the console and the bulk preview show them).
 
-A revert is a new change that undoes the old one's effect; history is never rewritten. Meaningful reverts:
+A revert is a new change that undoes the old one's effect; history is never rewritten. Meaningful reverts of a
+memory's changes (planned here):
 
 - memory.forget: restore the memory, while it is still forgotten;
 - memory.decay, memory.archive: restore the memory, while it is still archived;
@@ -12,8 +13,12 @@ A revert is a new change that undoes the old one's effect; history is never rewr
 - memory.distill: undo the distillation (members back, the rule archived), while the rule is active;
 - memory.report, memory.reinforce: set the confidence back, while nobody changed it since.
 
-Anything else is refused with the reason (a merge reinforced an existing memory; a contradiction decision, review
-scheduling, members, tokens and rooms change through their own pages). A row already reverted is refused too.
+The other kinds, each planned (and applied) in its own module, each needing a permission besides
+`memory.restore_memory` (`RevertPlan.needs`): a project's members and roles (members.py), entity merges, renames
+and aliases (entities.py), curated profile and handoff versions (versions.py), and edits made in the admin
+(admin_edits.py).
+
+Anything else is refused with its own reason (REFUSALS: what to do instead). A row already reverted is refused too.
 
 `Sim` lets a list of plans be computed in the order they will be applied: each plan sees the states the earlier
 plans will leave (a token that forgot and then restored a memory is reverted to exactly where it started).
@@ -24,21 +29,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory.audit import admin_edits, entities, members, versions
+from memory.audit.plan import (
+    ARCHIVE,
+    BULK_OP,
+    CHECKOUT,
+    CONFIDENCE,
+    DISTILL_UNDO,
+    FOLDED,
+    FORGET,
+    RESTORE,
+    REVERT_OP,
+    RevertPlan,
+    detail_of,
+)
 from memory.lifecycle import chain_head
 from memory.models import Memory
 from palace.models import OpLog
-
-# Actions a plan can carry.
-RESTORE = "restore"
-FORGET = "forget"
-ARCHIVE = "archive"
-CHECKOUT = "checkout"
-DISTILL_UNDO = "distill_undo"
-CONFIDENCE = "confidence"
-FOLDED = "folded"  # nothing to do on its own: an earlier plan of the same list undoes it
-
-REVERT_OP = "memory.revert"
-BULK_OP = "memory.bulk_revert"
 
 REFUSALS = {
     "memory.merge": (
@@ -50,27 +57,42 @@ REFUSALS = {
     "memory.replace": "a contradiction decision: check out the older version from its history to bring it back",
     "edge.decide": "a contradiction decision: restore or check out the versions it changed from their history",
     "edge.close": "edges close when a memory is corrected or forgotten; revert that change instead",
-    REVERT_OP: "a revert is undone by acting again from the memory's history (restore, check out or forget)",
+    REVERT_OP: "a revert is undone by reverting the change it made again (its own rows: restore, forget, a role…)",
     BULK_OP: "a bulk revert is undone row by row from the memories' histories",
+    # Changes that are not a memory's and have no revert, each with what to do instead.
+    "user.create": "users are kept, never deleted (the op log refers to them): deactivate the user in the admin",
+    "palace.create": "palaces are kept, never deleted (their op log refers to them): remove the members instead",
+    "palace.import": "an import is undone memory by memory: bulk restore the importing user's time range",
+    "token.create": "revoke the token instead (the Tokens page, the admin's token list or `atrium token revoke`)",
+    "token.revoke": "a revoked token stays revoked (its secret may have leaked): its owner creates a new one",
+    "room.open": "rooms are laid out by the slotting code and never recycled; nothing to undo",
+    "room.rename": "rooms are laid out by the slotting code; rename the room again where it is shown",
+    "fact.write": "facts are never edited: write a fact that replaces this one (`memory_facts` with `replaces`)",
+    "entity.create": "entities are made when a memory names them: merge this one into the right one instead",
+    "judge.settings": "change the judge's settings back on their admin page, where the service checks them",
+    "evidence.assess": "an assessment is a verdict on one search's evidence; nothing stored changes with it",
+    "memory.assess": "an assessment is a verdict on one search's evidence; nothing stored changes with it",
+    "distill.reject": "a rejected proposal is proposed again by a later distillation run if it still holds",
+    "distill.apply": "undo the distillation from the rule's history (it made the rule)",
 }
-
-
-@dataclass
-class RevertPlan:
-    op_id: int
-    op: str
-    target_id: int | None
-    action: str = ""  # one of the actions above; "" when refused
-    memory_id: int | None = None  # the memory the action changes
-    checkout_of: int | None = None  # CHECKOUT: the version brought back
-    confidence: float | None = None  # CONFIDENCE: the value set back
-    folded_into: int | None = None  # FOLDED: the op row whose revert covers this one
-    describe: str = ""
-    refused: str = ""
-
-    @property
-    def doable(self) -> bool:
-        return bool(self.action) and self.action != FOLDED
+# A bulk revert undoes a memory's changes only; the rest of a person's changes are reverted one row at a time.
+BULK_MEMORIES_ONLY = "bulk restore reverts memories only: revert this row on its own (the op log's “revert…”)"
+# By prefix, for ops not named above.
+PREFIX_REFUSALS = {
+    "review": "review scheduling follows the grades: grade the card again (or unenrol it) instead",
+    "capture": "captured turns are kept as they came; forget the memories made from them instead",
+    "backfill": "a backfill run is undone memory by memory: bulk restore its time range",
+    "embeddings": "vectors are derived from the text; nothing to undo",
+    "slots": "slots are laid out by the slotting code and never recycled; nothing to undo",
+    "slot": "slots are laid out by the slotting code and never recycled; nothing to undo",
+}
+# The other kinds of change a revert is defined for: op → its planner (the modules beside say what each does).
+KIND_PLANNERS = {
+    **dict.fromkeys(members.OPS, members.plan_member),
+    **dict.fromkeys(entities.OPS, entities.plan_entity),
+    **dict.fromkeys(versions.OPS, versions.plan_version),
+    **dict.fromkeys(admin_edits.OPS, admin_edits.plan_admin_edit),
+}
 
 
 @dataclass
@@ -118,35 +140,66 @@ def plan_revert(
     sim: Sim | None = None,
     reverted: dict[int, int] | None = None,
     memories: dict[int, Memory] | None = None,
+    staff: Any = None,
 ) -> RevertPlan:
     """What reverting `row` would do. `reverted` (reverted_map) and `memories` (by id) spare a page listing many
-    rows a query per row; without them each is read here."""
-    sim = sim or Sim()
-    plan = RevertPlan(op_id=row.pk, op=row.op, target_id=row.target_id)
+    rows a query per row; without them each is read here. With `staff`, a plan whose kind needs a permission they
+    lack says so (and is not doable)."""
+    plan = RevertPlan(op_id=row.pk, op=row.op, target_id=row.target_id, target=_target(row))
     done = reverted.get(row.pk) if reverted is not None else reverted_by(row.pk)
     if done is not None:
         plan.refused = f"already reverted (op #{done})"
         return plan
-    if row.op in REFUSALS:
-        plan.refused = REFUSALS[row.op]
+    refusal = REFUSALS.get(row.op) or PREFIX_REFUSALS.get(row.op.split(".", 1)[0])
+    if refusal:
+        plan.refused = refusal
+        return plan
+    kind = KIND_PLANNERS.get(row.op)
+    if kind is not None:
+        kind(plan=plan, row=row)
+        if staff is not None and plan.needs and plan.action and not staff.has_perm(plan.needs):
+            plan.missing_permission = True
+            plan.refused = f"reverting {row.op} also needs the “{plan.needs}” permission"
         return plan
     if row.target_kind != "memory" or row.target_id is None:
-        plan.refused = f"{row.op} is not a change to a memory; change it where it is managed (its own admin page)"
+        plan.refused = (
+            f"{row.op} has no revert: it is not a change to a memory, a member, an entity, a profile, a handoff or "
+            "an admin edit; change it back where it is managed"
+        )
         return plan
+    _plan_memory(plan=plan, row=row, sim=sim or Sim(), memories=memories)
+    return plan
+
+
+def _target(row: OpLog) -> str:
+    if row.target_id is None:
+        return row.target_kind or "—"
+    return f"{row.target_kind or 'row'} #{row.target_id}"
+
+
+def _plan_memory(*, plan: RevertPlan, row: OpLog, sim: Sim, memories: dict[int, Memory] | None) -> None:
+    assert row.target_id is not None
     if memories is not None and row.target_id in memories:
         memory: Memory | None = memories[row.target_id]
     else:
         memory = Memory.objects.filter(pk=row.target_id).first()
     if memory is None:
         plan.refused = f"memory #{row.target_id} no longer exists"
-        return plan
+        return
     plan.memory_id = memory.pk
     decide = PLANNERS.get(row.op)
     if decide is None:
         plan.refused = f"{row.op} cannot be reverted from the console"
-        return plan
+        return
     decide(plan=plan, row=row, memory=memory, sim=sim)
-    return plan
+
+
+def plan_page(*, rows: list[OpLog], staff: Any) -> dict[int, RevertPlan]:
+    """Plans for the rows of one page (the console), with what was reverted and the memories read once for all."""
+    reverted = reverted_map([row.pk for row in rows])
+    ids = {row.target_id for row in rows if row.target_kind == "memory" and row.target_id is not None}
+    memories = Memory.objects.in_bulk(list(ids)) if ids else {}
+    return {row.pk: plan_revert(row=row, reverted=reverted, memories=memories, staff=staff) for row in rows}
 
 
 def _act(plan: RevertPlan, action: str, describe: str) -> None:
@@ -171,7 +224,7 @@ def _plan_archive(*, plan: RevertPlan, row: OpLog, memory: Memory, sim: Sim) -> 
 
 def _plan_restore(*, plan: RevertPlan, row: OpLog, memory: Memory, sim: Sim) -> None:
     status = sim.status_of(memory)
-    previous = str(_detail(row).get("from_status", "forgotten"))
+    previous = str(detail_of(row).get("from_status", "forgotten"))
     if status != Memory.Status.ACTIVE:
         plan.refused = f"memory #{memory.pk} is {status} now, not active; nothing to take back"
         return
@@ -195,7 +248,7 @@ def _plan_save(*, plan: RevertPlan, row: OpLog, memory: Memory, sim: Sim) -> Non
 
 def _plan_correction(*, plan: RevertPlan, row: OpLog, memory: Memory, sim: Sim) -> None:
     status = sim.status_of(memory)
-    older = _detail(row).get("supersedes")
+    older = detail_of(row).get("supersedes")
     if not isinstance(older, int):
         plan.refused = "the op row does not say which version it replaced"
         return
@@ -213,12 +266,12 @@ def _plan_distill(*, plan: RevertPlan, row: OpLog, memory: Memory, sim: Sim) -> 
     if status != Memory.Status.ACTIVE:
         plan.refused = f"rule #{memory.pk} is {status} now; only an active rule's distillation can be undone"
         return
-    members = _detail(row).get("members", [])
-    _act(plan, DISTILL_UNDO, f"undo the distillation: members {members} active again, rule #{memory.pk} archived")
+    member_ids = detail_of(row).get("members", [])
+    _act(plan, DISTILL_UNDO, f"undo the distillation: members {member_ids} active again, rule #{memory.pk} archived")
 
 
 def _plan_confidence(*, plan: RevertPlan, row: OpLog, memory: Memory, sim: Sim) -> None:
-    detail = _detail(row)
+    detail = detail_of(row)
     before, after = detail.get("confidence_before"), detail.get("confidence")
     if not isinstance(before, int | float) or not isinstance(after, int | float):
         plan.refused = "the op row does not record the confidence before and after"
@@ -232,10 +285,6 @@ def _plan_confidence(*, plan: RevertPlan, row: OpLog, memory: Memory, sim: Sim) 
         return
     plan.confidence = float(before)
     _act(plan, CONFIDENCE, f"set the confidence of memory #{memory.pk} back ({after} → {before})")
-
-
-def _detail(row: OpLog) -> dict[str, Any]:
-    return row.detail if isinstance(row.detail, dict) else {}
 
 
 PLANNERS = {
@@ -262,7 +311,7 @@ def plan_list(*, rows: list[OpLog]) -> list[RevertPlan]:
     saved = {row.target_id: row for row in rows if row.op == "memory.save" and row.target_id is not None}
     corrected: dict[int, OpLog] = {}  # older version → the correction row in the list
     for row in rows:
-        older = _detail(row).get("supersedes") if row.op in ("memory.update", "memory.checkout") else None
+        older = detail_of(row).get("supersedes") if row.op in ("memory.update", "memory.checkout") else None
         if isinstance(older, int):
             corrected[older] = row
     folded: dict[int, int] = {}  # correction op id → the save op id whose revert covers it
@@ -285,6 +334,9 @@ def plan_list(*, rows: list[OpLog]) -> list[RevertPlan]:
             plan.describe = f"folded into the revert of op #{folded[row.pk]} (the whole chain is forgotten)"
         elif row.pk in head_for_save:
             plan = _plan_save_chain(row=row, head_id=head_for_save[row.pk], sim=sim)
+        elif row.op in KIND_PLANNERS:
+            plan = RevertPlan(op_id=row.pk, op=row.op, target_id=row.target_id, target=_target(row))
+            plan.refused = BULK_MEMORIES_ONLY
         else:
             plan = plan_revert(row=row, sim=sim)
         sim.after(plan)

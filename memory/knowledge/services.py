@@ -12,6 +12,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Q
@@ -125,6 +126,30 @@ class MergeResult:
     aliases_added: list[str] = field(default_factory=list)
 
 
+MAX_MERGE_RECORD = 5000  # links or facts a merge's op row lists for its revert; a larger merge is not revertible
+
+
+def _iso(moment: Any) -> str | None:
+    return moment.isoformat() if moment is not None else None
+
+
+def _merge_record(*, merged: Entity, survivor: Entity, already: Any) -> dict[str, Any]:
+    """What a merge is about to move, so the audit console can split the entities again (memory/audit/entities.py):
+    the merged entity's links (memory, source) that move or are dropped, its facts, the entities merged into it, and
+    the survivor's last mention before. Beyond MAX_MERGE_RECORD rows it records only that it was cut."""
+    links = MemoryEntity.objects.filter(entity=merged).order_by("memory_id")
+    record: dict[str, Any] = {
+        "links": [list(pair) for pair in links.exclude(memory_id__in=already).values_list("memory_id", "source")],
+        "dropped": [list(pair) for pair in links.filter(memory_id__in=already).values_list("memory_id", "source")],
+        "facts": list(Fact.objects.filter(entity=merged).order_by("pk").values_list("pk", flat=True)),
+        "redirected": list(Entity.objects.filter(merged_into=merged).order_by("pk").values_list("pk", flat=True)),
+        "last_mentioned_before": _iso(survivor.last_mentioned_at),
+    }
+    if any(len(record[key]) > MAX_MERGE_RECORD for key in ("links", "dropped", "facts", "redirected")):
+        return {"cut": True}
+    return record
+
+
 def entity_merge(*, entity_id: int, into_id: int, actor: Actor, reason: str = "") -> MergeResult:
     """Merge entity `entity_id` into `into_id` (the survivor), in one transaction:
 
@@ -132,7 +157,7 @@ def entity_merge(*, entity_id: int, into_id: int, actor: Actor, reason: str = ""
     2. the merged entity's memory links move to the survivor (source "merge"), dropping those it already has;
     3. its facts, and entities once merged into it, point to the survivor;
     4. the merged row stays, with `merged_into` set, so its id still leads somewhere;
-    5. one op row (entity.merge) on the survivor.
+    5. one op row (entity.merge) on the survivor, recording what moved (`undo`) so the audit console can revert it.
     """
     if entity_id == into_id:
         raise InvalidInput(MERGE_ITSELF, field="into")
@@ -145,6 +170,7 @@ def entity_merge(*, entity_id: int, into_id: int, actor: Actor, reason: str = ""
         _set_aliases(survivor, [*survivor.aliases, merged.name, *merged.aliases])
         added = [a for a in survivor.aliases if a not in before]
         already = MemoryEntity.objects.filter(entity=survivor).values("memory_id")
+        undo = _merge_record(merged=merged, survivor=survivor, already=already)
         dropped, _ = MemoryEntity.objects.filter(entity=merged, memory_id__in=already).delete()
         moved = MemoryEntity.objects.filter(entity=merged).update(entity=survivor, source=MemoryEntity.Source.MERGE)
         facts = Fact.objects.filter(entity=merged).update(entity=survivor)
@@ -168,6 +194,7 @@ def entity_merge(*, entity_id: int, into_id: int, actor: Actor, reason: str = ""
                 "dropped_links": dropped,
                 "facts": facts,
                 "aliases_added": added,
+                "undo": {**undo, "last_mentioned_after": _iso(survivor.last_mentioned_at)},
             },
         )
     return MergeResult(

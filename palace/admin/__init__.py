@@ -10,6 +10,6 @@ The audited site every app's admin goes through lives beside, in palace/admin_si
 from __future__ import annotations
 
 from palace.admin import console, structure
-from palace.admin.console import can_restore, parse_moment
+from palace.admin.console import AuditConsoleAdmin, can_restore, parse_moment
 
-__all__ = ["can_restore", "console", "parse_moment", "structure"]
+__all__ = ["AuditConsoleAdmin", "can_restore", "console", "parse_moment", "structure"]

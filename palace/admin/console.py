@@ -266,8 +266,10 @@ class AuditConsoleAdmin(OpLogAdmin):
 
     @admin.display(description="")
     def revert_link(self, row: OpLog) -> str:
+        # The memory admin replaces this column with each row's plan (memory/admin/audit.py: RevertConsoleAdmin);
+        # without it, only a memory's row links to the revert page.
         if row.target_kind != "memory":
-            return ""  # only a memory's change can be reverted here; the page would only say so
+            return ""
         link = _url("admin:memory_memory_revert", row.pk)
         return format_html('<a class="revert-link" href="{}">revert…</a>', link) if link else ""
 
