@@ -169,6 +169,27 @@ def test_contexts_nest_and_restore_on_error(alice: Any, bob: Any) -> None:
         assert cursor.fetchone() == ("", "tests")
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_context_left_inside_a_transaction_that_rolls_back_is_written_again_when_the_scope_ends(alice: Any) -> None:
+    """A session setting written inside a transaction is undone by its rollback: here alice's context, entered in
+    autocommit and left inside a transaction that fails, comes back on the session. The connection must not be
+    taken to hold nobody then: the scope's end writes it again (palace/rls.py, point 2)."""
+    make_memory(Palace.objects.get(personal_owner=alice), "alice's own note")
+    with rls.acting_as_nobody():
+        with rls.scope():
+            level = rls.depth()
+            rls.enter_as(alice)
+            assert _count("memory_memory") == 1  # the positive control: her row, under her context
+            with pytest.raises(RuntimeError), transaction.atomic():
+                rls.leave_to(level)
+                assert _count("memory_memory") == 0
+                raise RuntimeError  # rolled back: the session acts as alice again
+        assert _count("memory_memory") == 0
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_setting('atrium.user_id', true), current_setting('atrium.system', true)")
+            assert cursor.fetchone() == ("", "")
+
+
 def test_the_database_role_check_warns_when_row_level_security_would_be_off(db: Any, monkeypatch: Any) -> None:
     from config import checks as atrium_checks
 
@@ -180,10 +201,10 @@ def test_the_database_role_check_warns_when_row_level_security_would_be_off(db: 
     assert "row-level security" in found[0].msg
 
 
-def _shell(code: str) -> str:
+def _shell(code: str, **extra_env: str) -> str:
     settings = connection.settings_dict
     url = f"postgresql://{quote(settings['USER'])}@/{quote(settings['NAME'])}?host={quote(settings['HOST'])}"
-    env = {**os.environ, "DATABASE_URL": url, "ATRIUM_EMBEDDED_POSTGRES": "0"}
+    env = {**os.environ, "DATABASE_URL": url, "ATRIUM_EMBEDDED_POSTGRES": "0", **extra_env}
     root = Path(__file__).resolve().parents[2]
     done = subprocess.run(
         [sys.executable, "-m", "config.cli", "shell", "-c", code],
@@ -222,7 +243,9 @@ def test_atrium_shell_sees_no_memories_without_a_context_and_only_alices_inside_
         make_memory(alices, f"alice secret {i}")
     make_memory(Palace.objects.get(personal_owner=bob), "bob secret")
     assert Memory.objects.count() == 4  # they exist (the tests act as the system)
-    printed = [line.split() for line in _shell(SHELL_CODE).splitlines()]
+    # The shell's sessions arrive acting as the system (libpq reads PGOPTIONS), as a pooled or misconfigured
+    # connection might: the shell still acts as nobody, because a new connection is told who acts (palace/rls.py).
+    printed = [line.split() for line in _shell(SHELL_CODE, PGOPTIONS="-c atrium.system=from-pgoptions").splitlines()]
     lines = {words[0]: words[1] for words in printed if len(words) == 2 and words[0] in {"outside", "alice", "after"}}
     assert lines == {"outside": "0", "alice": "3", "after": "0"}
 
