@@ -17,13 +17,30 @@ and the `atrium` command (system, except `shell` and `dbshell`, which get no con
 `acting_as_system(reason)` nest: each restores the context it found, also on error.
 
 The context is kept per thread and written to each of the thread's connections (Django may hand one thread several
-wrappers, one per async context): a thread that keeps its connection between calls (api/mcp/workers.py) starts every
-call from what the previous one restored, and `reset()` clears it outright. The settings are session settings
-written with `set_config(..., false)`: Django runs in autocommit, so a transaction-local `SET LOCAL` would vanish
-after the first statement. A value set inside a transaction that then rolls back reverts to the value at the
-transaction's start, which is the context that was current when it began, since contexts nest inside transactions
-(or around them). Nothing is sent before a connection exists: a new connection gets the current context when it
-opens (`connection_created`), so pushing a context costs nothing until the database is used.
+wrappers, one per async context). It is a session setting (`set_config(..., false)`), not a transaction-local one
+(`SET LOCAL` / `set_config(..., true)`): Django runs in autocommit, so a transaction-local value would vanish after
+the first statement unless every door ran in one transaction, and the system's doors cannot (`atrium up`, migrations
+with non-atomic steps, jobs that commit in batches and claim rows other workers must see). What keeps a session
+setting from outliving its door, on a connection the next caller reuses (an MCP worker thread, a Channels consumer's
+ORM thread, a Celery child, a persistent request connection):
+
+1. every door enters its context on entry and restores the one it found in a `finally`; a serving thread's
+   outermost context is nobody, so a connection between two callers carries nothing (tests/palace/test_rls_doors.py
+   and tests/api/mcp/test_rls_context.py drive each door for two callers on one connection);
+2. the database is told on every change, unless the connection is known to hold that value already, and "known"
+   means written outside a transaction: a value written inside one is undone by its rollback (to the value at its
+   start), so it is remembered as unknown and written again at the next change;
+3. a new connection is always told: its session may arrive carrying settings (`PGOPTIONS`, `ALTER ROLE ... SET`,
+   the `options` of DATABASE_URL, a pooler's reused server session);
+4. a door's `scope()` starts by telling every connection whose value is unknown, so a door that enters nothing (an
+   anonymous request) still runs as nobody.
+
+A value set inside a transaction that then rolls back reverts to the value at the transaction's start, which is the
+context that was current when it began, since contexts nest inside transactions (or around them). A pooler that
+hands one server session to several clients between transactions (PgBouncer's `pool_mode = transaction`) would
+carry one client's context to another's statements: connect directly or in session mode (README, Isolation).
+Nothing is sent before a connection exists: a new connection gets the current context when it opens
+(`connection_created`), so entering a context costs nothing until the database is used.
 """
 
 from __future__ import annotations
@@ -99,37 +116,37 @@ def _send(conn: Any, acting: Acting) -> None:
     # blocks ORM queries, and must not count in a test's query count).
     with raw.cursor() as cursor:
         cursor.execute(_SET_SQL, [user, acting.system])
-    setattr(conn, _APPLIED, acting)
+    # Inside a transaction the value lasts only if it commits (a rollback restores the one it started with).
+    durable = raw.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    setattr(conn, _APPLIED, acting if durable else _UNKNOWN)
+
+
+def _apply() -> None:
+    """Tell each of this thread's open connections the current context (those known to hold it already are skipped)."""
+    wanted = _wanted()
+    for alias in connections:
+        conn = connections[alias]
+        try:
+            _send(conn, wanted)
+        except Exception:
+            # The connection died under us (a restarted server, a terminated backend): close it, so no later call
+            # runs with a stale context; the next query opens a new one, told the context when it opens.
+            setattr(conn, _APPLIED, _UNKNOWN)
+            with contextlib.suppress(Exception):
+                conn.close()
 
 
 def _push(acting: Acting) -> int:
     stack = _stack()
     depth = len(stack)
     stack.append(acting)
-    for alias in connections:
-        conn = connections[alias]
-        try:
-            _send(conn, acting)
-        except Exception:
-            # The connection died under us (a restarted server, a terminated backend): close it, so the next query
-            # opens a new one, which gets this context when it opens (`connection_created`).
-            setattr(conn, _APPLIED, _UNKNOWN)
-            with contextlib.suppress(Exception):
-                conn.close()
+    _apply()
     return depth
 
 
 def _pop_to(depth: int) -> None:
     del _stack()[depth:]
-    for alias in connections:
-        conn = connections[alias]
-        try:
-            _send(conn, _wanted(conn))
-        except Exception:
-            # Could not restore (the connection broke): close it, so no later call runs with this context.
-            setattr(conn, _APPLIED, _UNKNOWN)
-            with contextlib.suppress(Exception):
-                conn.close()
+    _apply()
 
 
 @contextlib.contextmanager
@@ -165,6 +182,7 @@ def scope() -> Iterator[None]:
     """A frame for `enter_*` calls made somewhere inside (e.g. an auth callback): on exit, whatever was entered
     inside is undone, and the context found on entry is back."""
     depth = len(_stack())
+    _apply()  # a door starts from the context it found, whatever a connection was left holding (point 4 above)
     try:
         yield
     finally:
@@ -199,19 +217,12 @@ def reset() -> None:
     """Forget every context of this thread's connections and tell the database (a thread reused by another
     caller starts from nothing)."""
     _stack().clear()
-    for alias in connections:
-        conn = connections[alias]
-        try:
-            _send(conn, NOBODY)
-        except Exception:
-            setattr(conn, _APPLIED, _UNKNOWN)
-            with contextlib.suppress(Exception):
-                conn.close()
+    _apply()
 
 
 def _on_connection_created(sender: Any, connection: Any, **kwargs: Any) -> None:
-    # A new session has no settings: note that, then give it the context current for its wrapper.
-    setattr(connection, _APPLIED, NOBODY)
+    # A new session is not assumed empty (point 3 above): it is told the current context, even nobody.
+    setattr(connection, _APPLIED, _UNKNOWN)
     _send(connection, _wanted(connection))
 
 
