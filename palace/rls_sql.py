@@ -27,3 +27,28 @@ def drop_palace_policies(table: str) -> str:
     drops = "".join(f"DROP POLICY IF EXISTS {table}_{name} ON {table};\n" for name in names)
     off = f"ALTER TABLE {table} NO FORCE ROW LEVEL SECURITY;\nALTER TABLE {table} DISABLE ROW LEVEL SECURITY;\n"
     return drops + off
+
+
+def author_policies(table: str, author: str) -> str:
+    """Replace `table`'s four palace policies with ones that also require `author` (a user id column) to be the acting
+    user: rows private to their person even from the other members of the palace (a handoff)."""
+    mine = f"{author} = (SELECT atrium_acting_user())"
+    readable = f"({SYSTEM} OR (palace_id = ANY ((SELECT atrium_readable_palaces())::bigint[]) AND {mine}))"
+    writable = f"({SYSTEM} OR (palace_id = ANY ((SELECT atrium_writable_palaces())::bigint[]) AND {mine}))"
+    names = ("read", "insert", "update", "delete")
+    drops = "".join(f"DROP POLICY IF EXISTS {table}_{name} ON {table};\n" for name in names)
+    return (
+        drops
+        + f"""CREATE POLICY {table}_read ON {table} FOR SELECT USING {readable};
+CREATE POLICY {table}_insert ON {table} FOR INSERT WITH CHECK {writable};
+CREATE POLICY {table}_update ON {table} FOR UPDATE USING {writable} WITH CHECK {writable};
+CREATE POLICY {table}_delete ON {table} FOR DELETE USING {writable};
+"""
+    )
+
+
+def palace_only_policies(table: str) -> str:
+    """The reverse of :func:`author_policies`: the four palace policies again, row-level security left on."""
+    names = ("read", "insert", "update", "delete")
+    drops = "".join(f"DROP POLICY IF EXISTS {table}_{name} ON {table};\n" for name in names)
+    return drops + "\n".join(line for line in palace_policies(table).splitlines() if line.startswith("CREATE"))

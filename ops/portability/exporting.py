@@ -53,6 +53,8 @@ class Table:
     refs: dict[str, str]
     people: tuple[str, ...] = ()
     omit: tuple[str, ...] = ()
+    # The person field of a row private to that person (a handoff): an export carries only the exporter's own.
+    private_to: str | None = None
 
 
 # In the order an import creates them: a row's references point at sections above it or at its own section.
@@ -78,7 +80,7 @@ TABLES: tuple[Table, ...] = (
         people=("created_by",),
     ),
     Table("profile_versions", ProfileVersion, {}, people=("created_by",)),
-    Table("handoffs", HandoffVersion, {}, people=("user",)),
+    Table("handoffs", HandoffVersion, {}, people=("user",), private_to="user"),
     Table("oplog", OpLog, {}, people=("actor_user",)),
 )
 SECTIONS = tuple(t.section for t in TABLES)
@@ -104,11 +106,13 @@ def _usernames(rows: Iterable[dict[str, Any]]) -> dict[int, str]:
     return dict(get_user_model().objects.filter(pk__in=ids).values_list("pk", "username")) if ids else {}
 
 
-def _rows(table: Table, palace: Palace) -> list[dict[str, Any]]:
+def _rows(table: Table, palace: Palace, exporter: AbstractBaseUser) -> list[dict[str, Any]]:
     fields = exportable_fields(table)
-    values = list(
-        table.model._default_manager.filter(palace=palace).order_by("pk").values(*[f.attname for f in fields])
-    )
+    rows = table.model._default_manager.filter(palace=palace)
+    if table.private_to is not None:
+        # Another member's handoff is theirs alone: filtered here, and by the table's policy underneath.
+        rows = rows.filter(**{table.private_to: exporter})
+    values = list(rows.order_by("pk").values(*[f.attname for f in fields]))
     people = {f.attname for f in fields if f.name in table.people}
     names = _usernames({k: v for k, v in row.items() if k in people} for row in values)
     out = []
@@ -126,7 +130,7 @@ def _rows(table: Table, palace: Palace) -> list[dict[str, Any]]:
     return out
 
 
-def palace_section(palace: Palace) -> dict[str, Any]:
+def palace_section(palace: Palace, *, exporter: AbstractBaseUser) -> dict[str, Any]:
     members = Membership.objects.filter(palace=palace).select_related("user").order_by("user__username")
     section: dict[str, Any] = {
         "id": palace.pk,
@@ -138,7 +142,7 @@ def palace_section(palace: Palace) -> dict[str, Any]:
         "members": [{"username": m.user.get_username(), "role": m.role} for m in members],
     }
     for table in TABLES:
-        section[table.section] = _rows(table, palace)
+        section[table.section] = _rows(table, palace, exporter)
     return section
 
 
@@ -172,7 +176,7 @@ def export_document(
     now = now or timezone.now()
     with rls.acting_as(user):
         palaces = palaces_for_export(user=user, project=project)
-        sections = [palace_section(p) for p in palaces]
+        sections = [palace_section(p, exporter=user) for p in palaces]
     document: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,

@@ -10,7 +10,8 @@ Two modes, chosen per target:
 1. **lossless**, into a palace that holds nothing yet (no memories, rooms, entities, profile or handoff versions):
    every row is copied as it was (times, statuses, versions, vectors, review state, op rows), with new ids; references
    between rows follow the new ids. People are matched by username; one missing on this server leaves an optional
-   field empty (and is reported) and a handoff of theirs is skipped. Ids quoted inside op-row `detail` and the
+   field empty (and is reported) and a handoff of theirs is skipped; so is every handoff but the importer's own (a
+   handoff is private to its person). Ids quoted inside op-row `detail` and the
    targets of op rows that are not memories, edges, rooms or the palace keep the source server's ids.
 2. **merge**, into a palace that already holds memories: the active memories of the section go through the write
    pipeline as one bulk save (memory.save.memory_save_bulk, source "import"), which redacts, deduplicates and
@@ -138,7 +139,7 @@ def import_document(
                 Palace.objects.select_for_update(no_key=True).filter(pk=palace.pk).values_list("pk").first()
                 try:
                     if palace_is_empty(palace):
-                        report = _lossless(section=section, palace=palace)
+                        report = _lossless(section=section, palace=palace, importer=user.pk)
                     else:
                         report = _merge(section=section, palace=palace, actor=actor, now=now)
                 except (KeyError, TypeError, ValueError, DatabaseError) as exc:
@@ -168,7 +169,7 @@ def import_document(
 # --- lossless ---------------------------------------------------------------------------------------------------
 
 
-def _lossless(*, section: dict[str, Any], palace: Palace) -> PalaceImport:
+def _lossless(*, section: dict[str, Any], palace: Palace, importer: int) -> PalaceImport:
     report = PalaceImport(palace_id=palace.pk, label=palace.label, mode="lossless")
     names = {n for t in TABLES for row in section.get(t.section, []) for n in _people(t, row)}
     users = dict(get_user_model().objects.filter(username__in=names).values_list("username", "pk"))
@@ -176,7 +177,9 @@ def _lossless(*, section: dict[str, Any], palace: Palace) -> PalaceImport:
     ids: dict[str, dict[int, int]] = {}
     for table in TABLES:
         rows = section.get(table.section, [])
-        ids[table.section] = _copy(table=table, rows=rows, palace=palace, ids=ids, users=users, report=report)
+        ids[table.section] = _copy(
+            table=table, rows=rows, palace=palace, ids=ids, users=users, importer=importer, report=report
+        )
         report.counts[table.section] = len(ids[table.section])
     return report
 
@@ -192,6 +195,7 @@ def _copy(
     palace: Palace,
     ids: dict[str, dict[int, int]],
     users: dict[str, int],
+    importer: int,
     report: PalaceImport,
 ) -> dict[int, int]:
     """Insert `rows` as new rows of `table` in `palace`; the map from their exported ids to the new ones."""
@@ -200,6 +204,11 @@ def _copy(
     new_ids: dict[int, int] = {}
     objs, old_ids = [], []
     for row in rows:
+        if table.private_to is not None and users.get(row.get(table.private_to) or "") != importer:
+            # Another person's handoff is theirs alone: an import never plants one "for bob".
+            reason = f"{table.section}: another person's, private to them"
+            report.skipped[reason] = report.skipped.get(reason, 0) + 1
+            continue
         values: dict[str, Any] = {"palace_id": palace.pk}
         for f in fields:
             value = row.get(f.name)

@@ -292,11 +292,6 @@ def test_every_palace_scoped_table_lets_a_viewer_read_a_project_and_only_an_edit
     assert {table: found for table, found in problems.items() if found} == {}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="memory_handoffversion has the palace's policies only (memory 0014); DESIGN.md puts a handoff's privacy "
-    "in the policy too. Needs a memory migration: readable when user_id is the acting user (or the system).",
-)
 def test_a_handoff_is_private_to_its_person_even_from_members_of_its_palace(
     world: dict[str, Palace], alice: Any, bob: Any
 ) -> None:
