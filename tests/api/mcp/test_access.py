@@ -211,7 +211,9 @@ def test_the_user_comes_from_the_token_not_from_arguments(tokens: dict[str, str]
     assert memory.pk == result.structured_content["items"][0]["id"]
     assert (memory.palace.personal_owner_id, memory.created_by_id) == (charlie.pk, charlie.pk)
     assert memory.sources[0]["user_id"] == charlie.pk
-    (own,) = run(_calls(tokens["alice"], [("memory_save", {"content": "Alice drinks green tea.", "kind": "preference"})]))
+    (own,) = run(
+        _calls(tokens["alice"], [("memory_save", {"content": "Alice drinks green tea.", "kind": "preference"})])
+    )
     assert not own.is_error, text_of(own)
     in_alices = Memory.objects.filter(palace__personal_owner=alice)
     assert [m.content for m in in_alices] == ["Alice drinks green tea."]  # hers reached it, charlie's did not

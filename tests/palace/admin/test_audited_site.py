@@ -445,7 +445,7 @@ def test_op_rows_shown_in_the_admin_never_show_a_token_hash(world: World, root_c
     listing = root_client.get(console).content.decode()
     exports = [
         b"".join(root_client.get(f"{console}export/", {"format": f}).streaming_content).decode()
-        for f in "csv json".split()
+        for f in ("csv", "json")
     ]
     pages = [(r.op, root_client.get(f"{console}{r.pk}/change/").content.decode()) for r in rows]
     for text in [listing, *exports]:

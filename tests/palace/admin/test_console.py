@@ -146,9 +146,7 @@ def test_export_needs_the_permission_and_keeps_the_filters(
     assert root.get(EXPORT, {"format": "xml"}).status_code == 400
 
 
-def test_csv_export_quotes_cells_a_spreadsheet_would_run_as_formulas(
-    alice: Any, make_user: Callable[..., Any]
-) -> None:
+def test_csv_export_quotes_cells_a_spreadsheet_would_run_as_formulas(make_user: Callable[..., Any]) -> None:
     """A cell that starts with =, +, - or @ gets a leading apostrophe in the CSV (a spreadsheet shows it as text
     instead of running it); a plain text and a negative number are left alone, and the JSON export is not altered."""
     mallory = make_user("@mallory")  # a legal username a spreadsheet would read as a function call
