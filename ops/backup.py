@@ -209,7 +209,12 @@ def _read_backup(path: Path, into: Path) -> dict[str, Any]:
             archive.extractall(into, members=[archive.getmember(MANIFEST), archive.getmember(DUMP)], filter="data")
     except (tarfile.TarError, OSError) as exc:
         raise BackupError(f"cannot read {path}: {exc}") from exc
-    manifest = json.loads((into / MANIFEST).read_text())
+    try:
+        manifest = json.loads((into / MANIFEST).read_text())
+    except (ValueError, OSError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise BackupError(f"{path} is damaged: its manifest is not a JSON object ({exc})") from exc
+    if not isinstance(manifest, dict):
+        raise BackupError(f"{path} is damaged: its manifest is not a JSON object")
     if manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
         raise BackupError(f"{path} is not an Atrium backup of version {VERSION}")
     if _sha256(into / DUMP) != manifest.get("dump_sha256"):
@@ -225,26 +230,33 @@ def _database_is_empty(conninfo: str) -> bool:
     return not row or row[0] == 0
 
 
+def _restore_target(*, home: Path, database_url: str) -> str:
+    """The empty database to restore into: the one at `database_url`, or the embedded one of an empty `home` (started
+    here). Refuses anything non-empty."""
+    if database_url:
+        if not _database_is_empty(database_url):
+            raise BackupError("the database at DATABASE_URL is not empty: restore only into a new, empty database")
+        return database_url
+    found = home_contents(home)
+    if found:
+        raise BackupError(
+            f"ATRIUM_HOME {home} is not empty (it holds {', '.join(found)}): restore only into a new, empty one"
+        )
+    from ops.embedded import postgres_url
+
+    return postgres_url(home)
+
+
 def backup_restore(*, path: Path, home: Path, database_url: str = "") -> BackupRestoreReport:
     """Restore the backup at `path` into an empty database: the embedded one of an empty `home` (started here), or
     the one at `database_url`. Refuses anything non-empty; checks every table's row count against the manifest."""
     import psycopg
 
-    if database_url:
-        target = database_url
-        if not _database_is_empty(target):
-            raise BackupError("the database at DATABASE_URL is not empty: restore only into a new, empty database")
-    else:
-        found = home_contents(home)
-        if found:
-            raise BackupError(
-                f"ATRIUM_HOME {home} is not empty (it holds {', '.join(found)}): restore only into a new, empty one"
-            )
-        from ops.embedded import postgres_url
-
-        target = postgres_url(home)
     with tempfile.TemporaryDirectory(prefix="atrium-restore-") as tmp:
+        # The file first: a damaged or foreign one is refused before the target is touched (for a new home, before
+        # PostgreSQL is started in it, which would leave the home "not empty" for the retry with the right file).
         manifest = _read_backup(path, Path(tmp))
+        target = _restore_target(home=home, database_url=database_url)
         env = _libpq_env({})
         listing = _run([pg_tool("pg_restore"), "--list", str(Path(tmp) / DUMP)], env)
         kept = [line for line in listing.splitlines() if not any(skip in line for skip in SKIP_ON_RESTORE)]

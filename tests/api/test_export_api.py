@@ -10,10 +10,14 @@ from typing import Any
 from urllib.parse import quote
 
 import time_machine
+from django.core import signing
 from django.test import Client
 
 from ops.portability import LINK_SECONDS, link_token
+from ops.portability.links import SALT as LINK_SALT
+from palace.actors import Actor
 from palace.models import Palace
+from palace.services import member_remove
 from tests.conftest import PROJECT_ORIGIN
 from tests.ops.portability.world import SECRET_KEY, build_world
 
@@ -48,17 +52,69 @@ def test_markdown_and_redacted_and_bad_format(alice: Any, client_for: Any) -> No
     assert bad.status_code == 422 and "format" in bad.json()["error"]["message"]
 
 
-def test_signed_link_downloads_as_its_user_until_it_expires(alice: Any, charlie: Any) -> None:
+def test_signed_link_downloads_as_its_user_until_it_expires(alice: Any) -> None:
     build_world(alice, alice.personal_palace)
     with time_machine.travel("2026-12-01 12:00:00 +0000", tick=False):
         token = link_token(user=alice, fmt="json", project=None, redacted=False)
         ok = Client().get(f"{URL}/download?token={quote(token)}")
         assert ok.status_code == 200 and json.loads(ok.content)["exported_by"] == "alice"
-    forged = token.replace(f'"u":{alice.pk}', f'"u":{charlie.pk}')
-    assert Client().get(f"{URL}/download?token={quote(forged + 'x')}").status_code == 404
     with time_machine.travel(f"2026-12-01 12:{LINK_SECONDS // 60 + 1:02d}:00 +0000", tick=False):
         expired = Client().get(f"{URL}/download?token={quote(token)}")
     assert expired.status_code == 404 and "expired" in expired.json()["error"]["message"]
+
+
+def _download(token: str) -> Any:
+    return Client().get(f"{URL}/download?token={quote(token)}")
+
+
+def test_a_link_whose_payload_names_another_user_is_refused(alice: Any, charlie: Any) -> None:
+    """A forged link: charlie's payload (encoded exactly as a real link for him, by the same signer and salt) put in
+    front of the timestamp and signature of alice's real link; also charlie's payload signed with the right key but
+    another salt, and with the right salt but another key. Only the links the server signed for each user work."""
+    build_world(alice, alice.personal_palace)
+    build_world(charlie, charlie.personal_palace)
+    alices = link_token(user=alice, fmt="json", project=None, redacted=False)
+    charlies = link_token(user=charlie, fmt="json", project=None, redacted=False)
+    # The positive controls: each real link downloads its own user's export.
+    assert json.loads(_download(alices).content)["exported_by"] == "alice"
+    assert json.loads(_download(charlies).content)["exported_by"] == "charlie"
+
+    charlie_payload = charlies.split(":")[0]
+    _, alice_stamp, alice_signature = alices.split(":")
+    assert signing.b64_decode(charlie_payload.lstrip(".").encode()) != signing.b64_decode(
+        alices.split(":")[0].lstrip(".").encode()
+    )  # the payloads do differ: the forgery changes who the link names
+    spliced = f"{charlie_payload}:{alice_stamp}:{alice_signature}"
+    payload = {"u": charlie.pk, "f": "json", "p": "", "r": False}
+    other_salt = signing.TimestampSigner(salt="atrium.some-other-use").sign_object(payload)
+    other_key = signing.TimestampSigner(key="not-the-server-key", salt=LINK_SALT).sign_object(payload)
+    for forged in (spliced, other_salt, other_key):
+        refused = _download(forged)
+        assert refused.status_code == 404, forged
+        assert refused.json()["error"]["code"] == "not_found" and b"charlie" not in refused.content
+    assert _download(alices).status_code == 200  # alice's link still works after the attempts
+
+
+def test_a_project_link_is_refused_once_its_user_leaves_the_project(
+    project: Palace, alice: Any, bob: Any, system: Actor
+) -> None:
+    """bob (a viewer) holds a link to the project's export; after his membership is removed the same link, still
+    within its ten minutes, is refused; his link to everything he may read no longer carries the project."""
+    build_world(alice, project)
+    project_link = link_token(user=bob, fmt="json", project=PROJECT_ORIGIN, redacted=False)
+    everything_link = link_token(user=bob, fmt="json", project=None, redacted=False)
+    before = _download(project_link)  # the positive control, while bob is a member
+    assert before.status_code == 200
+    (section,) = json.loads(before.content)["palaces"]
+    assert section["origin"] == project.origin_key and len(section["memories"]) == 4
+    assert project.origin_key in [p["origin"] for p in json.loads(_download(everything_link).content)["palaces"]]
+
+    member_remove(palace=project, user=bob, actor=system)
+    after = _download(project_link)
+    assert after.status_code == 404 and after.json()["error"]["code"] == "not_found"
+    assert b"deploy" not in after.content
+    rest = json.loads(_download(everything_link).content)["palaces"]
+    assert [p["kind"] for p in rest] == ["personal"] and project.origin_key not in [p["origin"] for p in rest]
 
 
 def test_rest_import_into_a_project_for_its_owner_not_an_outsider_nor_a_read_token(

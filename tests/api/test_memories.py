@@ -89,9 +89,12 @@ def test_project_is_addressed_by_id_or_any_spelling_of_its_origin(
 ) -> None:
     alice_api = api_for(alice)
     status, body = alice_api.post(URL, {"project": PROJECT_HTTPS, "content": "CI runs on GitHub Actions."})
-    assert status == 201, body and body["memory"]["palace"] == project.pk
+    assert status == 201, body
+    assert body["memory"]["palace"] == project.pk
+    assert Memory.objects.get(pk=body["memory"]["id"]).palace_id == project.pk
     status, body = alice_api.post(URL, {"palace": project.pk, "content": "Linting uses ruff with strict rules."})
     assert status == 201 and body["memory"]["palace"] == project.pk
+    assert Memory.objects.get(pk=body["memory"]["id"]).palace_id == project.pk
     # bob is a viewer: he sees the project but may not write to it
     status, body = api_for(bob).post(URL, {"project": PROJECT_HTTPS, "content": "CI moved to Jenkins."})
     assert status == 403 and body["error"]["code"] == "forbidden"

@@ -1,6 +1,7 @@
 """Backup and restore of the whole server (ops/backup.py): `atrium backup` of the running database, `atrium restore`
 into a new ATRIUM_HOME in another process (its own embedded PostgreSQL), then the same counts, op log and search
-result there; a non-empty home is refused (after the positive control, the first restore, succeeded)."""
+result there; a non-empty home is refused (after the positive control, the first restore, succeeded). A tampered or
+foreign file is refused before the restore touches its target (fast tier: no second server is started)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 import subprocess
 import sys
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ from django.core.management import call_command
 from django.db import connection
 
 from memory.search import SearchRequest, memory_search
-from ops.backup import MANIFEST, table_counts
+from ops.backup import DUMP, MANIFEST, table_counts
 from palace import rls
 from palace.models import OpLog
 from tests.ops.portability.world import SECRET_KEY, build_world
@@ -103,15 +105,70 @@ def test_backup_restores_into_a_new_home_with_the_same_counts_op_log_and_search(
     assert again.returncode != 0 and "not empty" in again.stderr
 
 
-def test_a_damaged_or_foreign_file_is_refused(tmp_path: Path) -> None:
+def _rewritten(genuine: Path, out: Path, change: Callable[[dict[str, bytes]], None]) -> Path:
+    """A copy of the backup `genuine` with its members changed by `change` (name → bytes; delete one to drop it)."""
+    with tarfile.open(genuine) as archive:
+        members = {m.name: archive.extractfile(m).read() for m in archive.getmembers()}  # type: ignore[union-attr]
+    change(members)
+    with tarfile.open(out, "w") as archive:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return out
+
+
+def _manifest(**edits: Any) -> Callable[[dict[str, bytes]], None]:
+    def change(members: dict[str, bytes]) -> None:
+        members[MANIFEST] = json.dumps({**json.loads(members[MANIFEST]), **edits}).encode()
+
+    return change
+
+
+def _flip_a_byte(members: dict[str, bytes]) -> None:
+    dump = bytearray(members[DUMP])
+    dump[len(dump) // 2] ^= 0x01
+    members[DUMP] = bytes(dump)
+
+
+TAMPERED: dict[str, tuple[Callable[[dict[str, bytes]], None], str]] = {
+    "checksum edited": (_manifest(dump_sha256="0" * 64), "damaged: the dump does not match its checksum"),
+    "dump edited": (_flip_a_byte, "damaged: the dump does not match its checksum"),
+    "checksum removed": (_manifest(dump_sha256=None), "damaged: the dump does not match its checksum"),
+    "format edited": (_manifest(format="other-backup"), "is not an Atrium backup of version 1"),
+    "version edited": (_manifest(version=2), "is not an Atrium backup of version 1"),
+    "manifest removed": (lambda m: m.__delitem__(MANIFEST), "is not an Atrium backup .no manifest.json"),
+    "manifest not JSON": (lambda m: m.update({MANIFEST: b"{not json"}), "manifest is not a JSON object"),
+    "manifest a list": (lambda m: m.update({MANIFEST: b"[1, 2]"}), "manifest is not a JSON object"),
+}
+
+
+def test_a_tampered_backup_is_refused_before_any_database_is_touched(tmp_path: Path, alice: Any) -> None:
+    """Each tampering of a real backup is refused with what is wrong, before the restore touches its target: a new
+    home stays empty (no PostgreSQL started there, so the retry with the right file is not refused as 'not empty'),
+    and a database is not even looked at. The positive control: the genuine file passes the checks, and the restore
+    goes on to its target (this test's database, refused because it is not empty)."""
+    import psycopg
+
+    from ops.backup import BackupError, backup_create, backup_restore, current_database_params
+
+    genuine = tmp_path / "atrium.backup"
+    backup_create(path=genuine)
     home = tmp_path / "home"
+    here = psycopg.conninfo.make_conninfo(**current_database_params())
+    with pytest.raises(BackupError, match="database at DATABASE_URL is not empty"):
+        backup_restore(path=genuine, home=home, database_url=here)
     bogus = tmp_path / "bogus.tar"
     bogus.write_bytes(b"not a tar")
-    from ops.backup import BackupError, _read_backup
-
-    with pytest.raises(BackupError, match="cannot read"):
-        _read_backup(bogus, tmp_path)
-    assert not home.exists()
+    cases = {
+        name: (_rewritten(genuine, tmp_path / f"{i}.backup", c), m) for i, (name, (c, m)) in enumerate(TAMPERED.items())
+    }
+    cases["not a tar"] = (bogus, "cannot read")
+    for name, (path, message) in cases.items():
+        for target in ({"database_url": here}, {"database_url": ""}):
+            with pytest.raises(BackupError, match=message):
+                backup_restore(path=path, home=home, **target)
+        assert not home.exists(), name
 
 
 def test_scheduled_backup_is_off_by_default_then_keeps_the_newest(settings: Any, tmp_path: Path, alice: Any) -> None:

@@ -31,14 +31,28 @@ def test_outsider_gets_404_for_a_project_memory(url, alice, charlie, project, cl
     assert client_for(alice).get(target).status_code == 200  # positive control
 
 
-@pytest.mark.parametrize("action", ["forget", "restore", "edit"])
-def test_outsider_post_is_404_and_changes_nothing(action, alice, charlie, project, client_for, make_memory):
-    memory = make_memory(project, "Use pnpm, not npm", kind="decision")
-    data = {"content": "Use yarn", "version": 1, "placard": ""}
-    assert client_for(charlie).post(f"/palace/m/{memory.pk}/{action}/", data).status_code == 404
+# Each write action from the state where it does something, and the stored status after the owner posts it.
+ACTIONS = {"forget": ("active", "forgotten"), "restore": ("forgotten", "active"), "edit": ("active", "superseded")}
+POSTED = {"content": "Use yarn, not pnpm or npm", "version": 1, "placard": "", "reason": "checked"}
+
+
+def owner_post_changes_it(client, memory, action):
+    """The positive control: the very POST that was refused does change the memory when its owner sends it."""
+    assert client.post(f"/palace/m/{memory.pk}/{action}/", POSTED).status_code == 302
     memory.refresh_from_db()
-    assert memory.status == "active" and memory.content == "Use pnpm, not npm"
-    assert client_for(alice).get(f"/palace/m/{memory.pk}/").status_code == 200  # positive control
+    assert memory.status == ACTIONS[action][1]
+    if action == "edit":
+        assert Memory.objects.get(supersedes=memory).content == POSTED["content"]
+
+
+@pytest.mark.parametrize("action", ACTIONS)
+def test_outsider_post_is_404_and_changes_nothing(action, alice, charlie, project, client_for, make_memory):
+    memory = make_memory(project, "Use pnpm, not npm", kind="decision", status=ACTIONS[action][0])
+    assert client_for(charlie).post(f"/palace/m/{memory.pk}/{action}/", POSTED).status_code == 404
+    memory.refresh_from_db()
+    assert memory.status == ACTIONS[action][0] and memory.content == "Use pnpm, not npm"
+    assert Memory.objects.filter(palace=project).count() == 1
+    owner_post_changes_it(client_for(alice), memory, action)
 
 
 def test_viewer_sees_no_write_controls(alice, bob, project, client_for, make_memory):
@@ -60,24 +74,33 @@ def test_viewer_detail_has_no_edit_form(alice, bob, project, client_for, make_me
     assert "Save correction" in client_for(alice).get(f"/palace/m/{memory.pk}/").content.decode()
 
 
-@pytest.mark.parametrize("action", ["forget", "restore", "edit"])
-def test_forged_viewer_post_is_refused(action, bob, project, client_for, make_memory):
-    memory = make_memory(project, "Use pnpm, not npm", kind="decision")
-    data = {"content": "Use yarn", "version": 1, "placard": "", "reason": "forged"}
-    response = client_for(bob).post(f"/palace/m/{memory.pk}/{action}/", data)
+@pytest.mark.parametrize("action", ACTIONS)
+def test_forged_viewer_post_is_refused(action, alice, bob, project, client_for, make_memory):
+    memory = make_memory(project, "Use pnpm, not npm", kind="decision", status=ACTIONS[action][0])
+    response = client_for(bob).post(f"/palace/m/{memory.pk}/{action}/", POSTED)
     assert response.status_code == 403
     memory.refresh_from_db()
-    assert memory.status == "active" and memory.content == "Use pnpm, not npm"
+    assert memory.status == ACTIONS[action][0] and memory.content == "Use pnpm, not npm"
     assert Memory.objects.filter(palace=project).count() == 1
+    owner_post_changes_it(client_for(alice), memory, action)
 
 
-def test_forged_viewer_batch_and_grade_are_refused(bob, project, client_for, make_memory):
+def test_forged_viewer_batch_and_grade_are_refused(alice, bob, project, client_for, make_memory):
+    from palace.models import OpLog
+
     memory = make_memory(project, "Use pnpm, not npm", kind="decision")
-    viewer = client_for(bob)
+    viewer, owner = client_for(bob), client_for(alice)
     assert viewer.post("/palace/batch/", {"action": "forget", "ids": [memory.pk]}).status_code == 403
     assert viewer.post(f"/review/{memory.pk}/grade/", {"grade": "remembered"}).status_code == 403
     memory.refresh_from_db()
     assert memory.status == "active"
+    assert not OpLog.objects.filter(op__startswith="review.", target_id=memory.pk).exists()
+    # The positive controls: the owner's same posts grade it and forget it.
+    assert owner.post(f"/review/{memory.pk}/grade/", {"grade": "remembered"}).status_code == 302
+    assert OpLog.objects.filter(op__startswith="review.", target_id=memory.pk, actor_user=alice).exists()
+    assert owner.post("/palace/batch/", {"action": "forget", "ids": [memory.pk]}).status_code == 302
+    memory.refresh_from_db()
+    assert memory.status == "forgotten"
 
 
 def test_anonymous_is_sent_to_login(client, db):

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from memory.models import Edge, Memory
+from memory.models import Memory
 from palace.models import OpLog
 
 
@@ -132,8 +132,11 @@ def test_edit_goes_through_the_supersede_chain(alice, client_for, make_memory, p
     old.refresh_from_db()
     assert old.status == "superseded" and new.content == "Carol owns the billing service" and new.slot_id == old.slot_id
     assert "Supersede chain" in body and f"#{old.pk}" in body and "<html" not in body
-    assert OpLog.objects.filter(op="memory.update", target_id=new.pk).exists()
-    assert Edge.objects.filter(kind="supersedes").exists() or new.supersedes_id == old.pk
+    # The chain is stored on the new version and on its op row; the old version is the only one it replaces.
+    row = OpLog.objects.get(op="memory.update", target_id=new.pk)
+    assert (row.detail["supersedes"], row.detail["from_version"]) == (old.pk, old.version)
+    assert new.version == old.version + 1 and new.supersedes_id == old.pk
+    assert list(Memory.objects.filter(palace=personal, status="active")) == [new]
 
 
 def test_edit_with_bad_input_or_stale_version_is_refused(alice, client_for, make_memory, personal):

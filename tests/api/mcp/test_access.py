@@ -202,17 +202,22 @@ def test_read_token_cannot_call_write_tools(tokens: dict[str, str], mode: str) -
 
 
 def test_the_user_comes_from_the_token_not_from_arguments(tokens: dict[str, str], alice: Any, charlie: Any) -> None:
-    result = run(
-        _calls(
-            tokens["charlie"],
-            [("memory_save", {"content": "Charlie likes espresso very much.", "kind": "preference", "user": "alice"})],
-        )
-    )[0]
-    memory = Memory.objects.get(content__contains="espresso") if not result.is_error else None
-    if memory is not None:
-        assert memory.palace.personal_owner_id == charlie.pk
-        assert memory.created_by_id == charlie.pk
-    assert not Memory.objects.filter(palace__personal_owner=alice).exists()
+    """Arguments naming another user (no tool declares one; the SDK drops undeclared arguments) change nothing:
+    the save is charlie's, in charlie's palace. The control: alice's own token does reach her palace."""
+    naming = {"user": "alice", "userId": alice.pk, "user_id": alice.pk, "actor": "alice", "createdBy": alice.pk}
+    save = {"content": "Charlie likes espresso very much.", "kind": "preference", **naming}
+    (result,) = run(_calls(tokens["charlie"], [("memory_save", save)]))
+    assert not result.is_error, text_of(result)
+    (memory,) = Memory.objects.filter(content__contains="espresso")
+    assert memory.pk == result.structured_content["items"][0]["id"]
+    assert (memory.palace.personal_owner_id, memory.created_by_id) == (charlie.pk, charlie.pk)
+    assert memory.sources[0]["user_id"] == charlie.pk
+    (own,) = run(
+        _calls(tokens["alice"], [("memory_save", {"content": "Alice drinks green tea.", "kind": "preference"})])
+    )
+    assert not own.is_error, text_of(own)
+    in_alices = Memory.objects.filter(palace__personal_owner=alice)
+    assert [m.content for m in in_alices] == ["Alice drinks green tea."]  # hers reached it, charlie's did not
 
 
 def test_search_labels_match_the_arms_that_ran(tokens: dict[str, str]) -> None:

