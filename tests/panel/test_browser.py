@@ -35,6 +35,9 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="Debian chromium is not installed (.ci/run installs it)"),
 ]
+# How long a live update may take to reach the page before the test gives up (a deadline, not a goal: the goal is
+# well under a second, and a loaded CI machine must not fail a correct build).
+LIVE = 15_000
 
 
 def free_port() -> int:
@@ -204,8 +207,10 @@ def test_panel_flows_in_a_real_browser(asgi_server, browser_page, alice, project
     expect(page.locator(".mainnav")).to_contain_text("日志")
     shot(page, "log-zh")
 
-    # A REST write shows up in the open Log within a second (websocket, no reload).
+    # A REST write shows up in the open Log (websocket, no reload). How soon is `atrium bench`'s to measure; here
+    # the row only has to come, within a deadline generous enough for a loaded machine.
     expect(page.locator("body[data-live=open]")).to_have_count(1)  # the websocket is connected
+    page.evaluate("() => { window.noReload = true }")
     raw = token_for(alice)
     body = json.dumps(
         {
@@ -220,19 +225,17 @@ def test_panel_flows_in_a_real_browser(asgi_server, browser_page, alice, project
         method="POST",
         headers={"Authorization": f"Bearer {raw}", "Content-Type": "application/json"},
     )
-    started = time.monotonic()
     with urllib.request.urlopen(request) as response:
         saved = json.loads(response.read())
-    expect(page.locator(f"#log-rows .logrow[id='op-{_op_of(saved['memory']['id'])}']")).to_be_visible(timeout=1500)
-    assert time.monotonic() - started < 2.0
+    expect(page.locator(f"#log-rows .logrow[id='op-{_op_of(saved['memory']['id'])}']")).to_be_visible(timeout=LIVE)
+    assert page.evaluate("() => window.noReload === true")
     shot(page, "log-live")
 
     # An MCP write (the official client over HTTP, as an agent makes it) shows up live too: in the open Log as a
     # new row, and on Today in the memory count — without a reload.
     page.evaluate("() => { window.noReload = true }")
-    saved_id, written = mcp_save(f"{base}/mcp", raw, "The on-call rota changes every second Monday")
-    expect(page.locator(f"#log-rows .logrow[id='op-{_op_of(saved_id)}']")).to_be_visible(timeout=2000)
-    assert time.monotonic() - written < 2.5
+    saved_id = mcp_save(f"{base}/mcp", raw, "The on-call rota changes every second Monday")
+    expect(page.locator(f"#log-rows .logrow[id='op-{_op_of(saved_id)}']")).to_be_visible(timeout=LIVE)
     assert page.evaluate("() => window.noReload === true")
     shot(page, "log-live-mcp")
     page.goto(f"{base}/today/")
@@ -241,7 +244,7 @@ def test_panel_flows_in_a_real_browser(asgi_server, browser_page, alice, project
     before = int(page.locator("#stat-memories").inner_text())
     page.evaluate("() => { window.noReload = true }")
     mcp_save(f"{base}/mcp", raw, "Backups are tested on the first Friday of each month")
-    expect(page.locator("#stat-memories")).to_have_text(str(before + 1), timeout=2000)
+    expect(page.locator("#stat-memories")).to_have_text(str(before + 1), timeout=LIVE)
     assert page.evaluate("() => window.noReload === true")
     shot(page, "today-live-mcp")
 
@@ -310,9 +313,9 @@ def script_behaviours_under_csp(page: Any, base: str, make_user: Any) -> None:
     expect(page.locator(".action-counter")).to_contain_text("selected")
 
 
-def mcp_save(url: str, token: str, content: str) -> tuple[int, float]:
-    """memory_save through the official MCP client over real HTTP with a bearer token; returns the new memory's id
-    and the moment the call returned. It runs on a thread of its own: Playwright's sync API owns this one's loop."""
+def mcp_save(url: str, token: str, content: str) -> int:
+    """memory_save through the official MCP client over real HTTP with a bearer token; returns the new memory's id.
+    It runs on a thread of its own: Playwright's sync API owns this one's loop."""
     import asyncio
 
     import httpx2
@@ -327,7 +330,6 @@ def mcp_save(url: str, token: str, content: str) -> tuple[int, float]:
             Client(streamable_http_client(url, http_client=http)) as client,  # type: ignore[arg-type]
         ):
             out["result"] = await client.call_tool("memory_save", {"content": content, "kind": "fact"})
-        out["at"] = time.monotonic()
 
     def run() -> None:
         try:
@@ -344,7 +346,7 @@ def mcp_save(url: str, token: str, content: str) -> tuple[int, float]:
     assert not result.is_error, result
     item = result.structured_content["items"][0]
     assert item["disposition"] == "accept", item
-    return int(item["id"]), out["at"]
+    return int(item["id"])
 
 
 def _op_of(memory_id: int) -> int:
