@@ -1,19 +1,41 @@
-"""One Chromium per test module: `chromium` is launched once for the module, `browser_page` gives each test a fresh
-context (cookies, storage) in it. Use with tests/panel/test_browser.py's `asgi_server`:
+"""The browser tests' kit: Debian's Chromium driven by Playwright against uvicorn serving config.asgi (the same ASGI
+app as production, so the websocket is real). Registered as a plugin in tests/conftest.py, so its fixtures serve
+every browser test wherever it lives; a test module takes the rest by import:
 
-    from tests.panel.browserkit import browser_page, chromium  # noqa: F401
+    from tests.panel.browserkit import BROWSER_TEST, PASSWORD, login, shot
+
+    pytestmark = BROWSER_TEST
+
+- `asgi_server`: uvicorn on config.asgi:application in a thread of this process (it shares the test database);
+- `chromium`: one browser per test module; `browser_page`: a fresh context (cookies, storage) in it per test.
 """
 
 from __future__ import annotations
 
 import contextlib
+import shutil
+import socket
+import threading
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.db import connection
 
-from tests.panel.test_browser import ARTIFACTS, CHROMIUM, PASSWORD
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
+PASSWORD = "correct-horse-9"  # tests/conftest.py's make_user default
+
+BROWSER_TEST = [
+    pytest.mark.slow,
+    # whitenoise serves static files with a sync iterator; under ASGI Django says so once per file
+    pytest.mark.filterwarnings("ignore:StreamingHttpResponse must consume synchronous iterators"),
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="Debian chromium is not installed (.ci/run installs it)"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +67,46 @@ def browser_page(chromium: Any) -> Iterator[Any]:
     context.close()
 
 
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def asgi_server(transactional_db: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """uvicorn on config.asgi:application in a thread of this process, so it shares the test database."""
+    import uvicorn
+
+    from config.asgi import application
+
+    # Playwright's sync API runs an event loop in this thread; Django's ORM is still used synchronously here.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    # This thread's own connection (a later test reuses it): Playwright's event loop gives the thread a second one,
+    # so the teardown below must spare this one by pid, not only the connection it happens to run on.
+    connection.ensure_connection()
+    own_pid = connection.connection.info.backend_pid
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started, "uvicorn did not start"
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+    # The server's worker threads kept their own database connections; end them so the test database can be
+    # flushed and dropped.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid() AND pid <> %s",
+            [own_pid],
+        )
+
+
 def login(page: Any, base: str, username: str) -> None:
     page.context.clear_cookies()  # a test that logs in as someone else next starts signed out
     page.goto(f"{base}/login/")
@@ -52,3 +114,7 @@ def login(page: Any, base: str, username: str) -> None:
     page.fill("#id_password", PASSWORD)
     page.click("button[type=submit]")
     page.wait_for_url(f"{base}/today/")
+
+
+def shot(page: Any, name: str) -> None:
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)

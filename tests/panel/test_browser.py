@@ -3,102 +3,24 @@ same ASGI app as production, so the websocket is real. Screenshots of every view
 
 from __future__ import annotations
 
-import contextlib
 import json
-import shutil
-import socket
 import threading
-import time
 import urllib.request
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
-import pytest
-from django.conf import settings
-from django.db import connection
 from django.utils import timezone
 
 from memory.models import Memory
 from memory.save import memory_save
 from palace.actors import Actor
 from palace.models import Palace
+from tests.panel.browserkit import BROWSER_TEST, PASSWORD, shot
 
-CHROMIUM = "/usr/bin/chromium"
-ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
-PASSWORD = "correct-horse-9"
-
-pytestmark = [
-    pytest.mark.slow,
-    # whitenoise serves static files with a sync iterator; under ASGI Django says so once per file
-    pytest.mark.filterwarnings("ignore:StreamingHttpResponse must consume synchronous iterators"),
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="Debian chromium is not installed (.ci/run installs it)"),
-]
+pytestmark = BROWSER_TEST
 # How long a live update may take to reach the page before the test gives up (a deadline, not a goal: the goal is
 # well under a second, and a loaded CI machine must not fail a correct build).
 LIVE = 15_000
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture
-def asgi_server(transactional_db, monkeypatch):
-    """uvicorn on config.asgi:application in a thread of this process, so it shares the test database."""
-    import uvicorn
-
-    from config.asgi import application
-
-    # Playwright's sync API runs an event loop in this thread; Django's ORM is still used synchronously here.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    # This thread's own connection (a later test reuses it): Playwright's event loop gives the thread a second one,
-    # so the teardown below must spare this one by pid, not only the connection it happens to run on.
-    connection.ensure_connection()
-    own_pid = connection.connection.info.backend_pid
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started, "uvicorn did not start"
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
-    # The server's worker threads kept their own database connections; end them so the test database can be
-    # flushed and dropped.
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-            " WHERE datname = current_database() AND pid <> pg_backend_pid() AND pid <> %s",
-            [own_pid],
-        )
-
-
-@pytest.fixture
-def browser_page():
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        # Playwright's event loop gives this thread another database connection wrapper, which an earlier browser
-        # test's server teardown may have ended (it terminates the server threads' backends): start it afresh.
-        with contextlib.suppress(Exception):
-            connection.close()
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-        )
-        context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
-        context.set_default_timeout(5000)
-        page = context.new_page()
-        yield page
-        context.close()
-        browser.close()
 
 
 def seed(alice, project):
@@ -133,10 +55,6 @@ def seed(alice, project):
     due = saved[2].memory
     Memory.objects.filter(pk=due.pk).update(review_enrolled=True, created_at=timezone.now() - timedelta(days=3))
     return personal, due
-
-
-def shot(page, name: str) -> None:
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
 def test_panel_flows_in_a_real_browser(asgi_server, browser_page, alice, project, token_for, make_user):
