@@ -7,19 +7,22 @@ every browser test wherever it lives; a test module takes the rest by import:
     pytestmark = BROWSER_TEST
 
 - `asgi_server`: uvicorn on config.asgi:application in a thread of this process (it shares the test database);
-- `chromium`: one browser per test module; `browser_page`: a fresh context (cookies, storage) in it per test.
+- `chromium`: one browser per test module; `browser_page`: a fresh context (cookies, storage) in it per test;
+- a missing Chromium skips the browser tests with the reason on a developer's machine, and fails them under CI
+  (`CI` set, as .ci/run sets it): CI that cannot run them must not pass without them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from django.conf import settings
@@ -34,12 +37,39 @@ BROWSER_TEST = [
     # whitenoise serves static files with a sync iterator; under ASGI Django says so once per file
     pytest.mark.filterwarnings("ignore:StreamingHttpResponse must consume synchronous iterators"),
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="Debian chromium is not installed (.ci/run installs it)"),
+    # Set up first in every browser test (it is module-scoped), so a missing Chromium is reported before a server
+    # starts, even in a test that opens no page.
+    pytest.mark.usefixtures("chromium"),
 ]
+
+
+def under_ci(environ: Mapping[str, str]) -> bool:
+    """CI systems set CI (GitHub Actions, GitLab: "true"; .ci/run: "1"); empty, 0, false or no mean not CI."""
+    return environ.get("CI", "").strip().lower() not in {"", "0", "false", "no"}
+
+
+def without_chromium(*, installed: bool, ci: bool) -> Literal["run", "skip", "fail"]:
+    """What the browser tests do: run when Chromium is there; without it, fail under CI, skip elsewhere."""
+    if installed:
+        return "run"
+    return "fail" if ci else "skip"
+
+
+def require_chromium(environ: Mapping[str, str] = os.environ) -> None:
+    action = without_chromium(installed=shutil.which(CHROMIUM) is not None, ci=under_ci(environ))
+    if action == "fail":
+        pytest.fail(
+            f"{CHROMIUM} is not installed and CI is set: under CI the browser tests must run, not skip "
+            "(.ci/run installs Debian's chromium with apt-get; see its warning above)",
+            pytrace=False,
+        )
+    if action == "skip":
+        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium); under CI (CI=1) this is a failure")
 
 
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
+    require_chromium()
     from playwright.sync_api import sync_playwright
 
     ARTIFACTS.mkdir(exist_ok=True)
