@@ -3,11 +3,13 @@ merge / rename / aliases for every role (owner, editor, viewer refused, outsider
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from django.test import Client
 
 from api.pagination import MAX_LIMIT, MAX_OFFSET
 from memory.models import Entity, MemoryEntity

@@ -9,7 +9,7 @@ import pytest
 
 from memory.models import Memory
 from palace.models import OpLog
-from tests.api.mcp.conftest import call_each, run, text_of
+from tests.api.mcp.conftest import call_each, mcp_client, run, text_of
 
 LIMIT = 20000
 
