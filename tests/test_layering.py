@@ -13,6 +13,9 @@ import. Inside `memory`, lowest first:
 A package imports only packages on a lower step. Each package's `__init__` is its face: every module outside the
 package (the other apps, memory's other packages, its tasks and commands) imports it through the face, and only
 names the face lists in `__all__`. No two modules of one app import each other, directly or round a longer cycle.
+
+In the tests, no module imports a test module (`test_*.py`): shared fixtures live in a conftest.py or a plugin it
+names, shared helpers in tests/fakes/ or a kit module beside the tests that use them (tests/panel/browserkit.py).
 """
 
 from __future__ import annotations
@@ -280,6 +283,29 @@ def shadowing(root: Path) -> list[str]:
     return found
 
 
+def imports_of_test_modules(root: Path) -> list[str]:
+    """Every import of a test module (`test_*.py`) by a module under tests/, relative imports too: importing one
+    runs its tests again under another name, drags in its marks and fixtures, and ties two test files together."""
+    found = []
+    for path in sorted((root / "tests").rglob("*.py")):
+        parts = name_of(root, path).split(".")
+        package = parts if path.name == "__init__.py" else parts[:-1]
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                named = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                above = package[: len(package) - node.level + 1] if node.level else []
+                base = ".".join([*above, *([node.module] if node.module else [])])
+                named = [base, *(f"{base}.{alias.name}" for alias in node.names)]  # `from pkg import test_x` too
+            else:
+                continue
+            for module in named:
+                target = file_of(root, module) if module.rpartition(".")[2].startswith("test_") else None
+                if target is not None and target.name.startswith("test_"):
+                    found.append(f"{path.relative_to(root)}:{node.lineno} imports the test module {module}")
+    return found
+
+
 @pytest.mark.parametrize("app", sorted(BELOW))
 def test_each_app_imports_only_the_layers_below_it(app: str) -> None:
     assert (ROOT / app / "__init__.py").exists()
@@ -357,6 +383,41 @@ def test_the_checks_see_a_planted_cycle_a_door_past_a_face_and_an_upward_step(tm
     export = copy / "api" / "routers" / "export.py"
     export.write_text(export.read_text() + "\nfrom ops.portability.links import link_token\n")
     assert any("ops.portability.links: behind the face" in v for v in other_face_violations(copy))
+
+
+def test_no_test_module_imports_another() -> None:
+    assert imports_of_test_modules(ROOT) == []
+
+
+def test_the_check_sees_a_test_module_imported_by_another(tmp_path: Path) -> None:
+    """Control: planted imports of a test module, absolute, from its package, relative and plain, are each reported;
+    a helper module's names (even one called test_something) and a conftest are not."""
+    files = {
+        "tests/__init__.py": "",
+        "tests/panel/__init__.py": "",
+        "tests/panel/test_pages.py": "PASSWORD = 'x'\n",
+        "tests/panel/kit.py": "def test_helper_named_like_a_test(): ...\n",
+        "tests/panel/conftest.py": "X = 1\n",
+        "tests/panel/test_flow.py": (
+            "from tests.panel.kit import test_helper_named_like_a_test\n"
+            "from tests.panel.conftest import X\n"
+            "from tests.panel.test_pages import PASSWORD\n"
+        ),
+        "tests/panel/test_more.py": "from . import test_pages\nfrom .test_pages import PASSWORD\n",
+        "tests/api/__init__.py": "",
+        "tests/api/test_rest.py": "def f():\n    import tests.panel.test_pages\n",
+        "tests/api/helpers.py": "from tests.panel import test_pages\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert imports_of_test_modules(tmp_path) == [
+        "tests/api/helpers.py:1 imports the test module tests.panel.test_pages",
+        "tests/api/test_rest.py:2 imports the test module tests.panel.test_pages",
+        "tests/panel/test_flow.py:3 imports the test module tests.panel.test_pages",
+        "tests/panel/test_more.py:1 imports the test module tests.panel.test_pages",
+        "tests/panel/test_more.py:2 imports the test module tests.panel.test_pages",
+    ]
 
 
 def test_no_product_module_is_over_600_lines() -> None:

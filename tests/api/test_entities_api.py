@@ -14,28 +14,10 @@ from django.test import Client
 from api.pagination import MAX_LIMIT, MAX_OFFSET
 from memory.models import Entity, MemoryEntity
 from palace.models import OpLog, Palace
+from tests.api.conftest import Api
 from tests.conftest import PROJECT_ORIGIN
 from tests.entity_rows import make_entity
 from tests.fakes.memories import make_memory
-
-
-class Api:
-    def __init__(self, raw_token: str) -> None:
-        self.client = Client()
-        self.headers: dict[str, Any] = {"HTTP_AUTHORIZATION": f"Bearer {raw_token}"}
-
-    def get(self, path: str, **params: Any) -> tuple[int, Any]:
-        r = self.client.get(path, params, **self.headers)
-        return r.status_code, r.json()
-
-    def post(self, path: str, body: Any) -> tuple[int, Any]:
-        r = self.client.post(path, json.dumps(body), content_type="application/json", **self.headers)
-        return r.status_code, r.json()
-
-
-@pytest.fixture
-def api_for(token_for: Callable[..., str]) -> Callable[..., Api]:
-    return lambda user, scope="write": Api(token_for(user, scope=scope))
 
 
 @pytest.fixture

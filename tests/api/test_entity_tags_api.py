@@ -6,13 +6,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tests.api.test_memories import URL, Api, api_for  # noqa: F401 (the fixture)
+from tests.api.conftest import Api
+
+URL = "/api/v1/memories"
 
 
 def test_save_links_stated_entities_and_search_returns_tags(
     alice: Any,
     charlie: Any,
-    api_for: Callable[..., Api],  # noqa: F811
+    api_for: Callable[..., Api],
 ) -> None:
     api = api_for(alice)
     status, body = api.post(
@@ -39,7 +41,7 @@ def test_save_links_stated_entities_and_search_returns_tags(
 
 def test_batch_items_take_entities_and_bad_entities_are_refused_with_a_reason(
     alice: Any,
-    api_for: Callable[..., Api],  # noqa: F811
+    api_for: Callable[..., Api],
 ) -> None:
     api = api_for(alice)
     status, body = api.post(

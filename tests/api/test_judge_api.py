@@ -8,36 +8,17 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from django.test import Client
 
 from memory.models import Edge, Memory
 from memory.save import memory_save
 from palace.actors import Actor
 from palace.models import OpLog, Palace
+from tests.api.conftest import Api
 from tests.fakes.openai_server import FakeOpenAI, chat_json
 
 OLD = "The API server listens on port 8000."
 NEW = "The API server listens on port 8001."
 KEY = "sk-rest-abcdefgh12345678wxyz"
-
-
-class Api:
-    def __init__(self, raw_token: str) -> None:
-        self.client = Client()
-        self.headers = {"HTTP_AUTHORIZATION": f"Bearer {raw_token}"}
-
-    def get(self, path: str, **params: Any) -> tuple[int, Any]:
-        r = self.client.get(path, params, **self.headers)
-        return r.status_code, r.json()
-
-    def send(self, method: str, path: str, body: Any) -> tuple[int, Any]:
-        r = getattr(self.client, method)(path, json.dumps(body), content_type="application/json", **self.headers)
-        return r.status_code, r.json()
-
-
-@pytest.fixture
-def api_for(token_for: Callable[..., str]) -> Callable[..., Api]:
-    return lambda user, scope="write": Api(token_for(user, scope=scope))
 
 
 @pytest.fixture

@@ -15,34 +15,10 @@ from memory.models import Memory
 from memory.save import memory_save
 from palace.actors import Actor
 from palace.models import OpLog, Palace
+from tests.api.conftest import Api
 
 URL = "/api/v1/memories"
 PROJECT_HTTPS = "https://github.com/atrium-test/demo"
-
-
-class Api:
-    """A bearer-token client for one user: .get/.post/.patch return (status, json)."""
-
-    def __init__(self, raw_token: str) -> None:
-        self.client = Client()
-        self.headers = {"HTTP_AUTHORIZATION": f"Bearer {raw_token}"}
-
-    def get(self, path: str, **params: Any) -> tuple[int, Any]:
-        r = self.client.get(path, params, **self.headers)
-        return r.status_code, r.json()
-
-    def post(self, path: str, body: Any = None) -> tuple[int, Any]:
-        r = self.client.post(path, body if body is not None else {}, content_type="application/json", **self.headers)
-        return r.status_code, r.json()
-
-    def patch(self, path: str, body: Any) -> tuple[int, Any]:
-        r = self.client.patch(path, body, content_type="application/json", **self.headers)
-        return r.status_code, r.json()
-
-
-@pytest.fixture
-def api_for(token_for: Callable[..., str]) -> Callable[..., Api]:
-    return lambda user, scope="write": Api(token_for(user, scope=scope))
 
 
 @pytest.fixture

@@ -8,31 +8,13 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.test import Client
 
 from memory.models import HandoffVersion, ProfileVersion
 from memory.text.wrapping import CLOSE_TAG, OPEN_TAG
 from palace.models import OpLog
+from tests.api.conftest import Api
 from tests.conftest import PROJECT_ORIGIN
 from tests.fakes.memories import make_memory
-
-
-class Api:
-    def __init__(self, raw: str) -> None:
-        self.client = Client(headers={"Authorization": f"Bearer {raw}"})
-
-    def get(self, path: str, **params: Any) -> tuple[int, Any]:
-        r = self.client.get(path, params)
-        return r.status_code, (r.json() if r["Content-Type"].startswith("application/json") else r.content.decode())
-
-    def send(self, method: str, path: str, body: Any) -> tuple[int, Any]:
-        r = getattr(self.client, method)(path, body, content_type="application/json")
-        return r.status_code, r.json()
-
-
-@pytest.fixture
-def api_for(token_for: Callable[..., str]) -> Callable[..., Api]:
-    return lambda user, scope="write": Api(token_for(user, scope=scope))
 
 
 def test_curated_profile_routes(api_for: Callable[..., Api], alice: Any, charlie: Any) -> None:

@@ -7,33 +7,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.test import Client
 
 from memory.jobs import distill_proposals_store, distill_run
 from memory.models import DistillProposal, Memory
 from palace.models import OpLog, Palace
+from tests.api.conftest import Api
 from tests.fakes.memories import make_memory, topic_vectors
 
 URL = "/api/v1/memories"
-
-
-class Api:
-    def __init__(self, raw: str) -> None:
-        self.client = Client()
-        self.headers = {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
-
-    def get(self, path: str, **params: Any) -> tuple[int, Any]:
-        r = self.client.get(path, params, **self.headers)
-        return r.status_code, r.json()
-
-    def post(self, path: str, body: Any = None) -> tuple[int, Any]:
-        r = self.client.post(path, body or {}, content_type="application/json", **self.headers)
-        return r.status_code, r.json()
-
-
-@pytest.fixture
-def api_for(token_for: Callable[..., str]) -> Callable[..., Api]:
-    return lambda user, scope="write": Api(token_for(user, scope=scope))
 
 
 def test_save_takes_importance_and_restore(api_for: Callable[..., Api], alice: Any) -> None:

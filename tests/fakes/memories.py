@@ -12,7 +12,8 @@ import numpy as np
 from django.db import transaction
 
 from memory.models import Memory
-from memory.text import build_search_text
+from memory.providers import embed_passages
+from memory.text import build_embedding_text, build_search_text
 from palace.actors import Actor
 from palace.models import Palace
 from palace.slots import slot_assign
@@ -64,6 +65,45 @@ def make_memory(
             hit_count=hit_count,
             search_text=build_search_text(content=content, placard=placard),
         )
+
+
+def remember(
+    palace: Palace,
+    content: str,
+    *,
+    kind: str = "fact",
+    speaker: str = "",
+    occurred_at: datetime | None = None,
+    status: str = "active",
+    embed: bool = True,
+    slot: bool = True,
+) -> Memory:
+    """A memory inserted directly, its search text and (with `embed`) its vector from the running embedder built
+    exactly as the write pipeline builds them, so a search test pins retrieval alone."""
+    occurred = occurred_at or datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+    fields: dict[str, Any] = {
+        "content": content,
+        "placard": "",
+        "speaker": speaker,
+        "occurred_at": occurred,
+        "context": "",
+    }
+    memory = Memory(
+        palace=palace,
+        kind=kind,
+        content=content,
+        speaker=speaker,
+        occurred_at=occurred,
+        status=status,
+        search_text=build_search_text(**fields),
+    )
+    if embed:
+        memory.embedding = embed_passages([build_embedding_text(**fields)])[0]
+        memory.embedding_model = "multilingual-e5-small"
+    if slot:
+        memory.slot = slot_assign(palace=palace, kind=kind, actor=Actor.for_system("tests"))
+    memory.save()
+    return memory
 
 
 def unit(vector: Any) -> np.ndarray:

@@ -97,7 +97,9 @@ def test_a_worker_started_by_hand_finds_the_embedded_database_and_redis(home: Pa
         worker.wait(30)
         redis.terminate()
         redis.wait(10)
-    time.sleep(1)
-    # The worker was the last process using the server it joined, so the server stopped with it.
-    info = PostmasterInfo.read_from_pgdata(home / "pg")
-    assert info is None or not info.is_running()
+    # The worker was the last process using the server it joined, so the server stops with it (shutting down takes
+    # a moment): poll up to a deadline.
+    deadline = time.monotonic() + 60
+    while (info := PostmasterInfo.read_from_pgdata(home / "pg")) is not None and info.is_running():
+        assert time.monotonic() < deadline, "the embedded PostgreSQL outlived the worker, the last process using it"
+        time.sleep(0.3)

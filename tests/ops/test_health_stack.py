@@ -17,13 +17,12 @@ from ops import health
 from palace.models import Palace
 from tests.fakes.memories import make_memory
 from tests.fakes.openai_server import FakeOpenAI
-from tests.memory.jobs.test_worker import worker  # noqa: F401  (the real worker fixture, reused)
 
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_a_healthy_stack_reports_ok(
-    worker: tuple[subprocess.Popen[bytes], str, Path],  # noqa: F811
+    worker: tuple[subprocess.Popen[bytes], str, Path],
     alice: Any,
     make_user: Callable[..., Any],
     settings: Any,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from memory.selectors.refurb import placard_score_in_palace, refurb_list
@@ -65,11 +63,6 @@ def test_hints_say_what_to_fix() -> None:
     assert "date anchor" in result.hint
     assert "'Deploy window'" in result.hint
     assert placard_score(placard="", palace_placards=[], room_placards=[]).hint.startswith("add a placard")
-
-
-@pytest.fixture
-def palace(alice: Any) -> Palace:
-    return Palace.objects.get(personal_owner=alice)
 
 
 def test_palace_with_fewer_than_8_active_memories_is_not_scanned(palace: Palace) -> None:

@@ -23,11 +23,6 @@ from palace.structure import room_rename, rooms_of, slot_neighbours, tour_route
 from tests.fakes.memories import SYSTEM, make_memory
 
 
-@pytest.fixture
-def palace(alice: Any) -> Palace:
-    return Palace.objects.get(personal_owner=alice)
-
-
 def test_each_kind_gets_its_own_room(palace: Palace) -> None:
     coords = {kind: make_memory(palace, kind=kind).slot.coordinate for kind in Memory.Kind.values}
     assert coords == {

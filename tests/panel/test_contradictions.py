@@ -8,25 +8,13 @@ from typing import Any
 import pytest
 
 from memory.models import Edge, Memory
-from memory.save import memory_save
 from memory.selectors import memory_stats
-from palace.actors import Actor
 from palace.models import OpLog, Palace
-
-OLD = "The API server listens on port 8000."
-NEW = "The API server listens on port 8001."
-
-
-def _contradiction(palace: Palace, user: Any) -> tuple[int, int, int]:
-    actor = Actor.for_user(user)
-    first = memory_save(palace=palace, actor=actor, content=OLD, kind="fact")
-    second = memory_save(palace=palace, actor=actor, content=NEW, kind="fact")
-    assert first.memory is not None and second.memory is not None and second.edges
-    return first.memory.pk, second.memory.pk, second.edges[0]
+from tests.fakes.judging import contradiction
 
 
 def test_detail_shows_the_edge_the_ruling_and_the_decisions(alice: Any, client_for: Any, personal: Palace) -> None:
-    older, newer, edge = _contradiction(personal, alice)
+    older, newer, edge = contradiction(personal, alice).ids
     page = client_for(alice).get(f"/palace/m/{older}/").content.decode()
     assert f"edge {edge}" in page and "judged by the rules (off)" in page
     assert f"/palace/e/{edge}/resolve/" in page and 'value="keep_newer"' in page and 'value="merge"' in page
@@ -34,7 +22,7 @@ def test_detail_shows_the_edge_the_ruling_and_the_decisions(alice: Any, client_f
 
 @pytest.mark.parametrize("decision", ["keep_newer", "keep_older", "both_stand", "merge"])
 def test_every_decision_from_the_panel(alice: Any, client_for: Any, personal: Palace, decision: str) -> None:
-    older, newer, edge = _contradiction(personal, alice)
+    older, newer, edge = contradiction(personal, alice).ids
     client = client_for(alice)
     assert memory_stats(palace_ids=[personal.pk]).pending_contradictions == 1
     body = {"decision": decision, "reason": "decided in the panel", "back": str(older)}
@@ -57,7 +45,7 @@ def test_every_decision_from_the_panel(alice: Any, client_for: Any, personal: Pa
 def test_an_outsider_gets_404_a_viewer_403_and_sees_no_buttons(
     alice: Any, bob: Any, charlie: Any, client_for: Any, project: Palace
 ) -> None:
-    older, newer, edge = _contradiction(project, alice)
+    older, newer, edge = contradiction(project, alice).ids
     body = {"decision": "both_stand", "reason": "not in conflict"}
     assert client_for(charlie).post(f"/palace/e/{edge}/resolve/", body).status_code == 404
     assert client_for(bob).post(f"/palace/e/{edge}/resolve/", body).status_code == 403
@@ -68,6 +56,6 @@ def test_an_outsider_gets_404_a_viewer_403_and_sees_no_buttons(
 
 
 def test_a_bad_decision_is_a_clear_error_not_a_500(alice: Any, client_for: Any, personal: Palace) -> None:
-    _, _, edge = _contradiction(personal, alice)
+    _, _, edge = contradiction(personal, alice).ids
     response = client_for(alice).post(f"/palace/e/{edge}/resolve/", {"decision": "merge"})
     assert response.status_code == 422 and "content" in response.content.decode()

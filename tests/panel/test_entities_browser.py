@@ -10,13 +10,14 @@ from django.db import connection
 from memory.models import Entity
 from palace.models import Palace
 from tests.entity_rows import make_entity
-from tests.panel.browserkit import login
-from tests.panel.test_browser import asgi_server, browser_page, pytestmark, shot  # noqa: F401
+from tests.panel.browserkit import BROWSER_TEST, login, shot
+
+pytestmark = BROWSER_TEST
 
 
-def test_entities_list_open_rename_merge_and_viewer(  # noqa: F811  (fixtures imported above)
-    asgi_server: str,  # noqa: F811
-    browser_page: Any,  # noqa: F811
+def test_entities_list_open_rename_merge_and_viewer(
+    asgi_server: str,
+    browser_page: Any,
     alice: Any,
     bob: Any,
     project: Palace,

@@ -10,12 +10,14 @@ from django.db import connection
 
 from palace.models import Palace
 from tests.ops.portability.world import build_world
-from tests.panel.test_browser import PASSWORD, asgi_server, browser_page, pytestmark  # noqa: F401
+from tests.panel.browserkit import BROWSER_TEST, PASSWORD
+
+pytestmark = BROWSER_TEST
 
 
-def test_the_export_link_downloads_what_the_viewer_may_read(  # noqa: F811  (fixtures imported above)
-    asgi_server: str,  # noqa: F811
-    browser_page: Any,  # noqa: F811
+def test_the_export_link_downloads_what_the_viewer_may_read(
+    asgi_server: str,
+    browser_page: Any,
     make_user: Any,
     tmp_path: Path,
 ) -> None:

@@ -10,37 +10,28 @@ from typing import Any
 import pytest
 
 from memory.models import DistillProposal, Edge, JudgeSettings, Memory
-from memory.save import memory_save
-from palace.actors import Actor
 from palace.models import Palace
+from tests.fakes.judging import contradiction, deploy_day_proposal
 from tests.fakes.openai_server import FakeOpenAI, chat_json
-from tests.panel.browserkit import browser_page, chromium, login  # noqa: F401
-from tests.panel.test_browser import asgi_server, pytestmark, shot  # noqa: F401
-from tests.panel.test_judge_proposals import _proposal
+from tests.panel.browserkit import BROWSER_TEST, login, shot
 
 KEY = "sk-browser-secret-4242-abcd"
-OLDER, NEWER = "The API server listens on port 8000.", "The API server listens on port 8001."
 
-
-def _contradiction(palace: Palace, user: Any, older: str = OLDER, newer: str = NEWER) -> tuple[Edge, int, int]:
-    actor = Actor.for_user(user)
-    first = memory_save(palace=palace, actor=actor, content=older, kind="fact").memory
-    second = memory_save(palace=palace, actor=actor, content=newer, kind="fact")
-    assert first is not None and second.memory is not None and second.edges, "the pair must make an edge"
-    return Edge.objects.get(pk=second.edges[0]), first.pk, second.memory.pk
+pytestmark = BROWSER_TEST
 
 
 @pytest.mark.parametrize("decision", ["keep_newer", "keep_older", "both_stand", "merge"])
-def test_each_decision_with_its_button(  # noqa: F811  (fixtures imported above)
-    asgi_server: str,  # noqa: F811
-    browser_page: Any,  # noqa: F811
+def test_each_decision_with_its_button(
+    asgi_server: str,
+    browser_page: Any,
     make_user: Any,
     decision: str,
 ) -> None:
     from playwright.sync_api import expect
 
     erin = make_user("erin")
-    edge, older, newer = _contradiction(Palace.objects.get(personal_owner=erin), erin)
+    made = contradiction(Palace.objects.get(personal_owner=erin), erin)
+    edge, (older, newer, _) = made.edge, made.ids
     page, base = browser_page, asgi_server
     login(page, base, "erin")
     page.get_by_role("link", name="Judge").click()
@@ -86,9 +77,9 @@ def test_each_decision_with_its_button(  # noqa: F811  (fixtures imported above)
     shot(page, f"judge-{decision}")
 
 
-def test_settings_card(  # noqa: F811
-    asgi_server: str,  # noqa: F811
-    browser_page: Any,  # noqa: F811
+def test_settings_card(
+    asgi_server: str,
+    browser_page: Any,
     make_user: Any,
 ) -> None:
     make_user("root", admin=True)
@@ -115,23 +106,23 @@ def test_settings_card(  # noqa: F811
         shot(page, "judge-settings")
 
 
-def test_judge_refreshes_live_and_applies_a_proposal(  # noqa: F811
-    asgi_server: str,  # noqa: F811
-    browser_page: Any,  # noqa: F811
+def test_judge_refreshes_live_and_applies_a_proposal(
+    asgi_server: str,
+    browser_page: Any,
     make_user: Any,
 ) -> None:
     from playwright.sync_api import expect
 
     dana = make_user("dana")
     personal = Palace.objects.get(personal_owner=dana)
-    proposal = _proposal(personal)
+    proposal = deploy_day_proposal(personal)
     page, base = browser_page, asgi_server
     login(page, base, "dana")
     page.goto(f"{base}/judge/")
     expect(page.locator("#judge-open")).to_contain_text("No open contradictions")
     expect(page.locator("#judge-rulings .ruling")).to_have_count(0)
     page.evaluate("window.__kept = true")  # gone if the page reloads
-    edge, _, _ = _contradiction(personal, dana)
+    edge = contradiction(personal, dana).edge
     expect(page.locator(f"#edge-{edge.pk}")).to_contain_text("port 8001", timeout=5000)
     expect(page.locator("#judge-rulings .ruling")).to_have_count(1)  # the ruling that made the edge, live
     assert page.evaluate("window.__kept === true")  # refreshed in place, not reloaded
@@ -141,9 +132,9 @@ def test_judge_refreshes_live_and_applies_a_proposal(  # noqa: F811
     assert DistillProposal.objects.get(pk=proposal.pk).status == "applied"
 
 
-def test_live_rulings_keep_the_page_filters(  # noqa: F811
-    asgi_server: str,  # noqa: F811
-    browser_page: Any,  # noqa: F811
+def test_live_rulings_keep_the_page_filters(
+    asgi_server: str,
+    browser_page: Any,
     make_user: Any,
 ) -> None:
     """A filter that excludes the new ruling still excludes it after the live refresh (which did happen: the new
@@ -156,16 +147,16 @@ def test_live_rulings_keep_the_page_filters(  # noqa: F811
     login(page, base, "fay")
     page.goto(f"{base}/judge/?verdict=merge")
     page.evaluate("window.__kept = true")
-    first, _, _ = _contradiction(personal, fay)
+    first = contradiction(personal, fay).edge
     expect(page.locator(f"#edge-{first.pk}")).to_have_count(1, timeout=5000)
     expect(page.locator("#judge-rulings")).to_contain_text("No rulings yet")
     expect(page.locator("#f-verdict")).to_have_value("merge")
     page.goto(f"{base}/judge/")
     expect(page.locator("#judge-rulings .ruling")).to_have_count(1)
     page.evaluate("window.__kept = true")
-    second, _, _ = _contradiction(
+    second = contradiction(
         personal, fay, "The backup job runs at 02:00 every night.", "The backup job runs at 03:00 every night."
-    )
+    ).edge
     expect(page.locator(f"#edge-{second.pk}")).to_have_count(1, timeout=5000)
     expect(page.locator("#judge-rulings .ruling")).to_have_count(2)
     assert page.evaluate("window.__kept === true")

@@ -15,7 +15,8 @@ from memory.models import Edge
 from memory.save import memory_save
 from palace.actors import Actor
 from palace.models import Palace
-from tests.panel.test_live import LIVE_TIMEOUT, communicator
+from tests.fakes.judging import contradiction
+from tests.panel.wscomm import LIVE_TIMEOUT, communicator
 
 pytestmark = pytest.mark.django_db(transaction=True)
 TRIGGER = 'id="judge-live"'
@@ -30,12 +31,6 @@ async def _drain(socket: Any, quiet: float = 0.8) -> str:
     return "".join(got)
 
 
-def _contradiction(palace: Palace, user: Any) -> int:
-    actor = Actor.for_user(user)
-    memory_save(palace=palace, actor=actor, content="The API server listens on port 8000.", kind="fact")
-    return memory_save(palace=palace, actor=actor, content="The API server listens on port 8001.", kind="fact").edges[0]
-
-
 def test_adjudication_and_decision_refresh_the_judge_of_members_only(alice: Any, charlie: Any, client_for: Any) -> None:
     palace = Palace.objects.get(personal_owner=alice)
     owner, outsider = client_for(alice), client_for(charlie)
@@ -43,7 +38,7 @@ def test_adjudication_and_decision_refresh_the_judge_of_members_only(alice: Any,
     async def scenario() -> None:
         a, c = communicator(owner), communicator(outsider)
         assert (await a.connect())[0] and (await c.connect())[0]
-        edge = await database_sync_to_async(_contradiction)(palace, alice)
+        edge = await database_sync_to_async(lambda: contradiction(palace, alice).edge.pk)()
         got = await _drain(a)
         assert TRIGGER in got and 'hx-select="#judge-open"' in got  # the adjudication / new edge reached alice
         # the trigger re-fetches the recent rulings too, with the filters the page shows

@@ -7,19 +7,9 @@ from typing import Any
 
 from django.test import Client
 
-from memory.jobs import distill_proposals_store, distill_run
 from memory.models import DistillProposal, Memory
 from palace.models import OpLog, Palace
-from tests.fakes.memories import make_memory, topic_vectors
-
-DEPLOY = ["Deploys go out on Tuesdays.", "We deploy every Tuesday.", "Tuesday is the deploy day."]
-
-
-def _proposal(palace: Palace) -> DistillProposal:
-    for text, v in zip(DEPLOY, topic_vectors(3, seed=7), strict=True):
-        make_memory(palace, content=text, kind="decision", placard="Deploy days", embedding=v)
-    (proposal,) = distill_proposals_store(result=distill_run(mode="suggest", llm=None))
-    return proposal
+from tests.fakes.judging import DEPLOY, deploy_day_proposal
 
 
 def _in_project(client: Client, project: Palace) -> Client:
@@ -30,7 +20,7 @@ def _in_project(client: Client, project: Palace) -> Client:
 def test_pending_proposals_listed_for_members_with_buttons_for_writers_only(
     alice: Any, bob: Any, charlie: Any, client_for: Any, project: Palace
 ) -> None:
-    proposal = _proposal(project)
+    proposal = deploy_day_proposal(project)
     hidden = DistillProposal.objects.create(
         palace=Palace.objects.get(personal_owner=charlie),
         kind="fact",
@@ -51,7 +41,7 @@ def test_pending_proposals_listed_for_members_with_buttons_for_writers_only(
 
 
 def test_zh_labels(alice: Any, client_for: Any, project: Palace) -> None:
-    _proposal(project)
+    deploy_day_proposal(project)
     client = _in_project(client_for(alice), project)
     page = client.get("/judge/", HTTP_ACCEPT_LANGUAGE="zh-CN").content.decode()
     assert "待处理的提炼提议" in page and "由规则写成" in page and "驳回" in page
@@ -60,7 +50,7 @@ def test_zh_labels(alice: Any, client_for: Any, project: Palace) -> None:
 def test_apply_with_htmx_and_reject_without_js_use_the_services(
     alice: Any, bob: Any, charlie: Any, client_for: Any, project: Palace
 ) -> None:
-    proposal = _proposal(project)
+    proposal = deploy_day_proposal(project)
     assert client_for(charlie).post(f"/judge/p/{proposal.pk}/apply/").status_code == 404  # invisible to him
     viewer = _in_project(client_for(bob), project)  # the service answers 404 to anyone who may not write it
     assert viewer.post(f"/judge/p/{proposal.pk}/apply/").status_code == 404

@@ -7,44 +7,35 @@ from typing import Any
 
 from memory.judge import judge_config
 from memory.models import Edge, JudgeSettings
-from memory.save import memory_save
-from palace.actors import Actor
 from palace.models import Palace
+from tests.fakes.judging import NEWER, OLDER, contradiction
 from tests.fakes.openai_server import FakeOpenAI, chat_json
 
-OLD = "The API server listens on port 8000."
-NEW = "The API server listens on port 8001."
 KEY = "sk-view-secret-key-98765-zyxw"
-
-
-def _contradiction(palace: Palace, user: Any) -> int:
-    actor = Actor.for_user(user)
-    memory_save(palace=palace, actor=actor, content=OLD, kind="fact")
-    return memory_save(palace=palace, actor=actor, content=NEW, kind="fact").edges[0]
 
 
 def test_open_contradictions_side_by_side_only_for_members(
     alice: Any, bob: Any, charlie: Any, client_for: Any, project: Palace
 ) -> None:
-    edge = _contradiction(project, alice)
+    edge = contradiction(project, alice).edge.pk
     owner = client_for(alice)
     assert f'id="edge-{edge}"' not in owner.get("/judge/").content.decode()  # the scope is "my palace"
     owner.post("/scope/", {"mode": "both", "project": project.pk, "next": "/judge/"})
     page = owner.get("/judge/").content.decode()
-    assert f'id="edge-{edge}"' in page and OLD in page and NEW in page and "Older" in page and "Newer" in page
+    assert f'id="edge-{edge}"' in page and OLDER in page and NEWER in page and "Older" in page and "Newer" in page
     assert 'value="keep_older"' in page and "rules (off)" in page
     viewer = client_for(bob)
     viewer.post("/scope/", {"mode": "project", "project": project.pk, "next": "/judge/"})
     seen = viewer.get("/judge/").content.decode()
     assert f'id="edge-{edge}"' in seen and 'value="keep_older"' not in seen  # a viewer reads, cannot decide
     other = client_for(charlie).get("/judge/").content.decode()
-    assert f'id="edge-{edge}"' not in other and OLD not in other and "No open contradictions" in other
+    assert f'id="edge-{edge}"' not in other and OLDER not in other and "No open contradictions" in other
 
 
 def test_a_decision_from_the_view_returns_to_it_and_the_edge_leaves(
     alice: Any, client_for: Any, personal: Palace
 ) -> None:
-    edge = _contradiction(personal, alice)
+    edge = contradiction(personal, alice).edge.pk
     client = client_for(alice)
     response = client.post(f"/palace/e/{edge}/resolve/", {"decision": "keep_newer", "back": "judge"})
     assert response.status_code == 302 and response["Location"].endswith("/judge/")
@@ -53,7 +44,7 @@ def test_a_decision_from_the_view_returns_to_it_and_the_edge_leaves(
 
 
 def test_rulings_filter_by_verdict_and_by_who_ruled(alice: Any, client_for: Any, personal: Palace) -> None:
-    _contradiction(personal, alice)
+    contradiction(personal, alice)
     client = client_for(alice)
     assert 'class="row ruling v-defer"' in client.get("/judge/?verdict=defer").content.decode()
     assert 'class="row ruling' not in client.get("/judge/?verdict=merge").content.decode()

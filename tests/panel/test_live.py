@@ -6,35 +6,12 @@ from __future__ import annotations
 import pytest
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
-from django.db import transaction
 
 from palace import events
 from palace.models import Palace
-from palace.oplog import oplog_write
-from tests.panel.wscomm import WebsocketCommunicator
+from tests.panel.wscomm import LIVE_TIMEOUT, WebsocketCommunicator, communicator, save_op
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-# The goal is well under a second; the margin keeps a loaded CI box from failing a correct build.
-LIVE_TIMEOUT = 3
-
-
-def communicator(client, language="en"):
-    from config.asgi import websocket_app
-
-    sid = client.cookies["sessionid"].value
-    headers = [
-        (b"cookie", f"sessionid={sid}".encode()),
-        (b"origin", b"http://testserver"),
-        (b"host", b"testserver"),
-        (b"accept-language", language.encode()),
-    ]
-    return WebsocketCommunicator(websocket_app, "/ws/panel/", headers=headers)
-
-
-def save_op(palace, actor, op="memory.save"):
-    with transaction.atomic():
-        return oplog_write(op=op, actor=actor, palace=palace, target_kind="memory", target_id=7, detail={"n": 1})
 
 
 def test_each_user_receives_only_their_own_palaces_events(alice, charlie, client_for, system):

@@ -11,7 +11,7 @@ from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 
 from palace.models import Palace
-from tests.panel.test_live import LIVE_TIMEOUT, communicator, save_op
+from tests.panel.wscomm import LIVE_TIMEOUT, communicator, save_op
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

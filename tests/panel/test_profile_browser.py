@@ -11,12 +11,14 @@ from memory.context import curated_edit
 from memory.models import ProfileVersion
 from palace.actors import Actor
 from palace.models import Palace
-from tests.panel.test_browser import PASSWORD, asgi_server, browser_page, pytestmark, shot  # noqa: F401
+from tests.panel.browserkit import BROWSER_TEST, PASSWORD, shot
+
+pytestmark = BROWSER_TEST
 
 
-def test_edit_conflict_diff_and_rollback(  # noqa: F811  (fixtures imported above)
-    asgi_server: str,  # noqa: F811
-    browser_page: Any,  # noqa: F811
+def test_edit_conflict_diff_and_rollback(
+    asgi_server: str,
+    browser_page: Any,
     alice: Any,
 ) -> None:
     from playwright.sync_api import expect

@@ -6,17 +6,18 @@ from __future__ import annotations
 from typing import Any
 
 from palace.models import Membership, OpLog, Palace
-from tests.panel.browserkit import browser_page, chromium, login  # noqa: F401
-from tests.panel.test_browser import asgi_server, pytestmark, shot  # noqa: F401
+from tests.panel.browserkit import BROWSER_TEST, login, shot
+
+pytestmark = BROWSER_TEST
 
 
 def _roles(palace: Palace) -> dict[str, str]:
     return dict(Membership.objects.filter(palace=palace).values_list("user__username", "role"))
 
 
-def test_create_invite_change_role_and_transfer(  # noqa: F811  (fixtures imported above)
-    asgi_server: str,  # noqa: F811
-    browser_page: Any,  # noqa: F811
+def test_create_invite_change_role_and_transfer(
+    asgi_server: str,
+    browser_page: Any,
     alice: Any,
     bob: Any,
 ) -> None:

@@ -1,5 +1,6 @@
-"""channels' WebsocketCommunicator without `channels.testing.__init__`, which imports daphne for its live-server
-class (Atrium serves with uvicorn; daphne is not installed). The communicator itself needs only asgiref."""
+"""The live panel's websocket in tests: channels' WebsocketCommunicator without `channels.testing.__init__`, which
+imports daphne for its live-server class (Atrium serves with uvicorn; daphne is not installed; the communicator itself
+needs only asgiref), a communicator on /ws/panel/ for a logged-in test client, and an op row written as a save does."""
 
 from __future__ import annotations
 
@@ -15,5 +16,29 @@ if "channels.testing" not in sys.modules:
     sys.modules["channels.testing"] = package
 
 from channels.testing.websocket import WebsocketCommunicator  # noqa: E402
+from django.db import transaction  # noqa: E402
 
-__all__ = ["WebsocketCommunicator"]
+from palace.oplog import oplog_write  # noqa: E402
+
+__all__ = ["LIVE_TIMEOUT", "WebsocketCommunicator", "communicator", "save_op"]
+
+# The goal is well under a second; the margin keeps a loaded CI box from failing a correct build.
+LIVE_TIMEOUT = 3
+
+
+def communicator(client, language="en"):
+    from config.asgi import websocket_app
+
+    sid = client.cookies["sessionid"].value
+    headers = [
+        (b"cookie", f"sessionid={sid}".encode()),
+        (b"origin", b"http://testserver"),
+        (b"host", b"testserver"),
+        (b"accept-language", language.encode()),
+    ]
+    return WebsocketCommunicator(websocket_app, "/ws/panel/", headers=headers)
+
+
+def save_op(palace, actor, op="memory.save"):
+    with transaction.atomic():
+        return oplog_write(op=op, actor=actor, palace=palace, target_kind="memory", target_id=7, detail={"n": 1})

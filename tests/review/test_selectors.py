@@ -15,11 +15,6 @@ from review.selectors import memory_overview, review_due_count
 from tests.fakes.memories import T0, make_memory
 
 
-@pytest.fixture
-def palace(alice: Any) -> Palace:
-    return Palace.objects.get(personal_owner=alice)
-
-
 def test_overview_counts_and_the_due_count_agree_with_their_sources(
     alice: Any, charlie: Any, palace: Palace, project: Palace
 ) -> None:

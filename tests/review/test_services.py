@@ -23,11 +23,6 @@ from tests.fakes.memories import T0, make_memory
 SECRET = "The staging root password rotates on the first Monday of each month."
 
 
-@pytest.fixture
-def palace(alice: Any) -> Palace:
-    return Palace.objects.get(personal_owner=alice)
-
-
 def test_save_enrols_and_the_memory_falls_due_one_day_later(palace: Palace, alice: Any) -> None:
     saved = memory_save(palace=palace, actor=Actor.for_user(alice), content=SECRET, kind="fact", placard="Root pw rota")
     memory = saved.memory

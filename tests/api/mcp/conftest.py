@@ -44,6 +44,12 @@ async def call(token: str, tool: str, args: dict[str, Any] | None = None, *, mod
         return await client.call_tool(tool, args or {})
 
 
+async def call_each(token: str, calls: list[tuple[str, dict[str, Any]]], mode: str = "auto") -> list[Any]:
+    """Each (tool, arguments) in turn, in one client session; the results in order."""
+    async with mcp_client(token, mode) as client:
+        return [await client.call_tool(name, args) for name, args in calls]
+
+
 def call_sync(token: str, tool: str, args: dict[str, Any] | None = None, *, mode: str = "auto") -> Any:
     return run(call(token, tool, args, mode=mode))
 

@@ -10,15 +10,11 @@ import pytest
 from api.mcp.server import WRITE_TOOLS
 from memory.models import AccessRecord, Memory, SearchBatch
 from palace.models import OpLog
-from tests.api.mcp.conftest import MODES, mcp_client, run, text_of
+from tests.api.mcp.conftest import MODES, run, text_of
+from tests.api.mcp.conftest import call_each as _calls  # the shared helper, under the name this module's tests use
 from tests.conftest import PROJECT_ORIGIN
 
 SECRET = "Alice's launch codename is Bluebird and ships in March."
-
-
-async def _calls(token: str, calls: list[tuple[str, dict[str, Any]]], mode: str = "auto") -> list[Any]:
-    async with mcp_client(token, mode) as c:
-        return [await c.call_tool(name, args) for name, args in calls]
 
 
 def _seed(token: str, project: bool = False) -> dict[str, Any]:

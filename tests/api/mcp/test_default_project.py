@@ -14,15 +14,10 @@ from memory.models import HandoffVersion, Memory
 from palace.actors import Actor
 from palace.models import OpLog, Palace
 from palace.services import member_remove, member_set, project_create
-from tests.api.mcp.conftest import mcp_client, run, text_of
+from tests.api.mcp.conftest import call_each, run, text_of
 from tests.conftest import PROJECT_ORIGIN
 
 OTHER_ORIGIN = "https://github.com/atrium-test/other"
-
-
-async def _calls(token: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
-    async with mcp_client(token) as client:
-        return [await client.call_tool(name, args) for name, args in calls]
 
 
 def _saved_id(result: Any) -> int:
@@ -46,7 +41,7 @@ def test_a_token_with_a_default_project_works_there_unless_told_otherwise(
     personal = Palace.objects.get(personal_owner=alice)
     token = _project_token(alice)
     saved, found, stats, handoff, named, mine = run(
-        _calls(
+        call_each(
             token,
             [
                 ("memory_save", {"content": "The demo app deploys from the release branch.", "kind": "fact"}),
@@ -75,7 +70,7 @@ def test_a_token_with_a_default_project_works_there_unless_told_otherwise(
     assert Memory.objects.get(pk=_saved_id(mine)).palace_id == personal.pk
 
     # A token without a default project: the personal palace, as before.
-    (plain,) = run(_calls(tokens["alice"], [("memory_save", {"content": "Standup is at 9:30.", "kind": "fact"})]))
+    (plain,) = run(call_each(tokens["alice"], [("memory_save", {"content": "Standup is at 9:30.", "kind": "fact"})]))
     assert Memory.objects.get(pk=_saved_id(plain)).palace_id == personal.pk
 
 
@@ -87,13 +82,13 @@ def test_a_default_project_the_user_left_is_an_error_not_a_save_elsewhere(
     bob_personal = Palace.objects.get(personal_owner=bob)
 
     # Positive control: while bob is an editor, the token's saves land in the project.
-    (member,) = run(_calls(token, [("memory_save", {"content": "Bob owns the flaky e2e suite.", "kind": "fact"})]))
+    (member,) = run(call_each(token, [("memory_save", {"content": "Bob owns the flaky e2e suite.", "kind": "fact"})]))
     assert Memory.objects.get(pk=_saved_id(member)).palace_id == project.pk
 
     member_remove(palace=project, user=bob, actor=system)
     memories, ops = Memory.objects.count(), OpLog.objects.count()
     save, stats, handoff, personal = run(
-        _calls(
+        call_each(
             token,
             [
                 ("memory_save", {"content": "Bob's note after leaving the project.", "kind": "fact"}),

@@ -10,14 +10,9 @@ from django.test import Client
 
 from api.mcp.tools import export as export_tool
 from palace.models import Palace
-from tests.api.mcp.conftest import mcp_client, run, text_of
+from tests.api.mcp.conftest import call_each, run, text_of
 from tests.conftest import PROJECT_ORIGIN
 from tests.ops.portability.world import build_world
-
-
-async def _calls(token: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
-    async with mcp_client(token) as c:
-        return [await c.call_tool(name, args) for name, args in calls]
 
 
 def test_memory_export_inline_link_and_outsider(
@@ -25,7 +20,7 @@ def test_memory_export_inline_link_and_outsider(
 ) -> None:
     build_world(alice, project)
     inline, vault, outsider = run(
-        _calls(
+        call_each(
             tokens["alice"],
             [
                 ("memory_export", {"project": PROJECT_ORIGIN, "redacted": True}),
@@ -43,8 +38,8 @@ def test_memory_export_inline_link_and_outsider(
     download = Client().get(f"{parts.path}?{parts.query}")
     assert download.status_code == 200 and download["Content-Type"] == "application/zip"
     assert outsider.is_error and "not found" in text_of(outsider).lower()
-    (charlie,) = run(_calls(tokens["charlie"], [("memory_export", {"project": PROJECT_ORIGIN})]))
+    (charlie,) = run(call_each(tokens["charlie"], [("memory_export", {"project": PROJECT_ORIGIN})]))
     assert charlie.is_error and "not found" in text_of(charlie).lower()
     monkeypatch.setattr(export_tool, "INLINE_BYTES", 10)  # a large JSON export: a link instead
-    (large,) = run(_calls(tokens["alice"], [("memory_export", {})]))
+    (large,) = run(call_each(tokens["alice"], [("memory_export", {})]))
     assert large.structured_content["url"] and large.structured_content["document"] is None

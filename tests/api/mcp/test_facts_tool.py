@@ -11,20 +11,15 @@ import time_machine
 from memory.models import Entity, Fact, Memory, MemoryEntity
 from memory.text.wrapping import CLOSE_TAG, OPEN_TAG
 from palace.models import OpLog
-from tests.api.mcp.conftest import mcp_client, run, text_of
+from tests.api.mcp.conftest import call_each, run, text_of
 from tests.conftest import PROJECT_ORIGIN
 
 JAN = datetime(2026, 1, 10, 9, 0, tzinfo=UTC)
 MAR = datetime(2026, 3, 10, 9, 0, tzinfo=UTC)
 
 
-async def _calls(token: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
-    async with mcp_client(token) as client:
-        return [await client.call_tool(name, args) for name, args in calls]
-
-
 def call(token: str, name: str, args: dict[str, Any]) -> Any:
-    return run(_calls(token, [(name, args)]))[0]
+    return run(call_each(token, [(name, args)]))[0]
 
 
 def test_write_then_query_on_both_time_axes(tokens: dict[str, str], alice: Any) -> None:
@@ -56,7 +51,7 @@ def test_write_then_query_on_both_time_axes(tokens: dict[str, str], alice: Any) 
     assert moved.structured_content["written"][0]["replaces"] == lives
 
     now, then, invalid = run(
-        _calls(
+        call_each(
             tokens["alice"],
             [
                 ("memory_facts", {"entity": "MARIA"}),
@@ -104,7 +99,7 @@ def test_read_token_queries_but_cannot_write(tokens: dict[str, str]) -> None:
     assert written.structured_content["written"]  # positive control: a write token writes
 
     refused, read = run(
-        _calls(
+        call_each(
             tokens["alice_read"],
             [
                 ("memory_facts", {"facts": [{"entity": "Acme", "content": "a read token writes"}]}),
@@ -130,7 +125,7 @@ def test_outsider_sees_no_entity_and_cannot_write_into_a_project(
     entity_id = made.structured_content["written"][0]["entityId"]
 
     by_id, by_name, write = run(
-        _calls(
+        call_each(
             tokens["charlie"],
             [
                 ("memory_facts", {"entityId": entity_id}),
@@ -140,7 +135,7 @@ def test_outsider_sees_no_entity_and_cannot_write_into_a_project(
         )
     )
     viewer_read, viewer_write = run(
-        _calls(
+        call_each(
             token_for(bob),
             [
                 ("memory_facts", {"entityId": entity_id}),
@@ -184,7 +179,7 @@ def test_search_as_of_is_labelled_and_hits_carry_facts(tokens: dict[str, str], a
         )
 
     today, back = run(
-        _calls(
+        call_each(
             tokens["alice"],
             [
                 ("memory_search", {"query": "platform team lead"}),

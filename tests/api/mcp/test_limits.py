@@ -9,24 +9,19 @@ import pytest
 
 from memory.models import Memory
 from palace.models import OpLog
-from tests.api.mcp.conftest import mcp_client, run, text_of
+from tests.api.mcp.conftest import call_each, mcp_client, run, text_of
 
 LIMIT = 20000
 
 
 def _save(token: str, content: str) -> int:
-    (saved,) = run(_calls(token, [("memory_save", {"content": content, "kind": "fact"})]))
+    (saved,) = run(call_each(token, [("memory_save", {"content": content, "kind": "fact"})]))
     return int(saved.structured_content["items"][0]["id"])
-
-
-async def _calls(token: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
-    async with mcp_client(token) as client:
-        return [await client.call_tool(name, args) for name, args in calls]
 
 
 def test_content_over_the_limit_is_refused_by_every_tool_that_takes_content(tokens: dict[str, str]) -> None:
     (saved,) = run(
-        _calls(tokens["alice"], [("memory_save", {"content": "The kettle is by the window.", "kind": "fact"})])
+        call_each(tokens["alice"], [("memory_save", {"content": "The kettle is by the window.", "kind": "fact"})])
     )
     memory_id = saved.structured_content["items"][0]["id"]
     ops = OpLog.objects.count()
@@ -40,7 +35,7 @@ def test_content_over_the_limit_is_refused_by_every_tool_that_takes_content(toke
         ("memory_update", {"id": memory_id, "content": over}),
         ("memory_resolve", {"edge": 1, "decision": "merge", "content": over}),
     ]
-    for (name, _), result in zip(calls, run(_calls(tokens["alice"], calls)), strict=True):
+    for (name, _), result in zip(calls, run(call_each(tokens["alice"], calls)), strict=True):
         assert result.is_error, name
         assert f"at most {LIMIT} characters" in text_of(result), (name, text_of(result))
     assert list(Memory.objects.values_list("content", flat=True)) == ["The kettle is by the window."]
@@ -48,7 +43,7 @@ def test_content_over_the_limit_is_refused_by_every_tool_that_takes_content(toke
 
     # Positive control: exactly at the limit is accepted.
     at_limit = " ".join(f"step{i} of the runbook" for i in range(LIMIT))[:LIMIT]
-    (ok,) = run(_calls(tokens["alice"], [("memory_update", {"id": memory_id, "content": at_limit})]))
+    (ok,) = run(call_each(tokens["alice"], [("memory_update", {"id": memory_id, "content": at_limit})]))
     assert not ok.is_error, text_of(ok)
 
 
@@ -58,13 +53,13 @@ def test_report_on_another_tenants_memory_answers_like_a_missing_one(
 ) -> None:
     settings.ATRIUM_REVIEW_FIRST_DUE_DAYS = 0
     (saved,) = run(
-        _calls(tokens["alice"], [("memory_save", {"content": "Alice's build runs on ci-7.", "kind": "fact"})])
+        call_each(tokens["alice"], [("memory_save", {"content": "Alice's build runs on ci-7.", "kind": "fact"})])
     )
     alices = saved.structured_content["items"][0]["id"]
     missing = alices + 1000
 
     theirs, nowhere = run(
-        _calls(
+        call_each(
             tokens["charlie"], [("memory_report", {"id": alices, **args}), ("memory_report", {"id": missing, **args})]
         )
     )
@@ -73,7 +68,7 @@ def test_report_on_another_tenants_memory_answers_like_a_missing_one(
     assert theirs.structured_content == nowhere.structured_content
     confidence = Memory.objects.get(pk=alices).confidence
 
-    (own,) = run(_calls(tokens["alice"], [("memory_report", {"id": alices, **args})]))  # positive control
+    (own,) = run(call_each(tokens["alice"], [("memory_report", {"id": alices, **args})]))  # positive control
     assert not own.is_error, text_of(own)
     assert Memory.objects.get(pk=alices).confidence != confidence or "grade" in args
 

@@ -11,13 +11,8 @@ import pytest
 from memory.models import HandoffVersion, ProfileVersion
 from memory.text.wrapping import CLOSE_TAG, OPEN_TAG
 from palace.models import OpLog
-from tests.api.mcp.conftest import MODES, mcp_client, run, text_of
+from tests.api.mcp.conftest import MODES, call_each, run, text_of
 from tests.conftest import PROJECT_ORIGIN
-
-
-async def _calls(token: str, calls: list[tuple[str, dict[str, Any]]], mode: str = "auto") -> list[Any]:
-    async with mcp_client(token, mode) as c:
-        return [await c.call_tool(name, args) for name, args in calls]
 
 
 def _wrapped(result: Any) -> str:
@@ -29,7 +24,7 @@ def _wrapped(result: Any) -> str:
 @pytest.mark.parametrize("mode", MODES)
 def test_profile_edit_conflict_rollback_and_injection(tokens: dict[str, str], mode: str) -> None:
     view0, edit1, stale, edit2, rollback, profile, history = run(
-        _calls(
+        call_each(
             tokens["alice"],
             [
                 ("memory_profile_edit", {"action": "view"}),
@@ -71,7 +66,7 @@ def test_project_profile_writers_edit_viewers_read_outsiders_see_nothing(
 ) -> None:
     bob_token = token_for(bob)  # a viewer of the project
     (edit,) = run(
-        _calls(
+        call_each(
             tokens["alice"],
             [
                 (
@@ -88,7 +83,7 @@ def test_project_profile_writers_edit_viewers_read_outsiders_see_nothing(
     )
     assert not edit.is_error
     view, refused, profile = run(
-        _calls(
+        call_each(
             bob_token,
             [
                 ("memory_profile_edit", {"action": "view", "project": PROJECT_ORIGIN}),
@@ -104,7 +99,7 @@ def test_project_profile_writers_edit_viewers_read_outsiders_see_nothing(
     assert refused.is_error and "read-only" in text_of(refused)
     assert "Demo ships weekly." in text_of(profile)  # the project's curated profile, for a member who names it
     outsider, outsider_profile = run(
-        _calls(
+        call_each(
             tokens["charlie"],
             [
                 ("memory_profile_edit", {"action": "view", "project": PROJECT_ORIGIN}),
@@ -120,7 +115,7 @@ def test_project_profile_writers_edit_viewers_read_outsiders_see_nothing(
 def test_handoff_round_trip_checkout_and_bootstrap(tokens: dict[str, str]) -> None:
     save = {"doing": "wiring the parser", "next_steps": ["write tests"], "files": ["parser.py"], "expected_version": 0}
     saved, stale, again, checkout, load, history, mem = run(
-        _calls(
+        call_each(
             tokens["alice"],
             [
                 ("memory_handoff_save", save),
@@ -145,7 +140,7 @@ def test_handoff_round_trip_checkout_and_bootstrap(tokens: dict[str, str]) -> No
     assert HandoffVersion.objects.count() == 3
     assert not mem.is_error
 
-    (boot,) = run(_calls(tokens["alice"], [("memory_handoff_load", {"budget": 256})]))
+    (boot,) = run(call_each(tokens["alice"], [("memory_handoff_load", {"budget": 256})]))
     assert boot.structured_content["tokens"] <= 256 and boot.structured_content["budget"] == 256
     assert "Pratt loop" in text_of(boot)
 
@@ -154,11 +149,11 @@ def test_bob_cannot_load_alices_handoff_in_their_shared_project(
     tokens: dict[str, str], project: Any, bob_editor: Any, token_for: Any
 ) -> None:
     secret = {"doing": "alice's secret refactor", "expected_version": 0, "project": PROJECT_ORIGIN}
-    (saved,) = run(_calls(tokens["alice"], [("memory_handoff_save", secret)]))
+    (saved,) = run(call_each(tokens["alice"], [("memory_handoff_save", secret)]))
     assert not saved.is_error
     bob_token = token_for(bob_editor)
     load, history, checkout = run(
-        _calls(
+        call_each(
             bob_token,
             [
                 ("memory_handoff_load", {"project": PROJECT_ORIGIN}),
@@ -172,24 +167,24 @@ def test_bob_cannot_load_alices_handoff_in_their_shared_project(
     assert history.structured_content["handoffs"] == []
     assert checkout.is_error and "not found" in text_of(checkout)
     # Positive control: alice loads her own.
-    (mine,) = run(_calls(tokens["alice"], [("memory_handoff_load", {"project": PROJECT_ORIGIN})]))
+    (mine,) = run(call_each(tokens["alice"], [("memory_handoff_load", {"project": PROJECT_ORIGIN})]))
     assert mine.structured_content["handoff"]["version"] == 1 and "secret refactor" in text_of(mine)
-    (charlie,) = run(_calls(tokens["charlie"], [("memory_handoff_load", {"project": PROJECT_ORIGIN})]))
+    (charlie,) = run(call_each(tokens["charlie"], [("memory_handoff_load", {"project": PROJECT_ORIGIN})]))
     assert charlie.is_error and "project not found" in text_of(charlie)
 
 
 def test_memory_history_of_a_memory_chain(tokens: dict[str, str]) -> None:
     (saved,) = run(
-        _calls(tokens["alice"], [("memory_save", {"content": "The build takes ten minutes.", "kind": "fact"})])
+        call_each(tokens["alice"], [("memory_save", {"content": "The build takes ten minutes.", "kind": "fact"})])
     )
     first = saved.structured_content["items"][0]["id"]
     (updated,) = run(
-        _calls(tokens["alice"], [("memory_update", {"id": first, "content": "The build takes four minutes now."})])
+        call_each(tokens["alice"], [("memory_update", {"id": first, "content": "The build takes four minutes now."})])
     )
     new = updated.structured_content["memory"]["id"]
     mine, theirs = (
-        run(_calls(tokens["alice"], [("memory_history", {"target": "memory", "id": first})]))[0],
-        run(_calls(tokens["charlie"], [("memory_history", {"target": "memory", "id": first})]))[0],
+        run(call_each(tokens["alice"], [("memory_history", {"target": "memory", "id": first})]))[0],
+        run(call_each(tokens["charlie"], [("memory_history", {"target": "memory", "id": first})]))[0],
     )
     assert [m["id"] for m in mine.structured_content["memories"]] == [new, first]
     _wrapped(mine)
@@ -198,7 +193,7 @@ def test_memory_history_of_a_memory_chain(tokens: dict[str, str]) -> None:
 
 def test_read_token_loads_but_cannot_save(tokens: dict[str, str]) -> None:
     save, load, view = run(
-        _calls(
+        call_each(
             tokens["alice_read"],
             [
                 ("memory_handoff_save", {"doing": "x", "expected_version": 0}),

@@ -9,21 +9,16 @@ import pytest
 
 from memory.models import Edge, Memory
 from palace.models import OpLog
-from tests.api.mcp.conftest import mcp_client, run, text_of
+from tests.api.mcp.conftest import call_each, run, text_of
 from tests.conftest import PROJECT_ORIGIN
 
 OLD = "The API server listens on port 8000."
 NEW = "The API server listens on port 8001."
 
 
-async def _calls(token: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
-    async with mcp_client(token) as c:
-        return [await c.call_tool(name, args) for name, args in calls]
-
-
 def _contradiction(token: str, **where: Any) -> tuple[int, int, int, str]:
     first, second = run(
-        _calls(
+        call_each(
             token,
             [
                 ("memory_save", {"content": OLD, "kind": "fact", "placard": "API port", **where}),
@@ -43,7 +38,7 @@ def test_every_decision_through_mcp(tokens: dict[str, str], decision: str) -> No
     args: dict[str, Any] = {"edge": edge, "decision": decision, "reason": "decided by the agent"}
     if decision == "merge":
         args["content"] = "The API server listens on port 8001; 8000 was the old port."
-    (result,) = run(_calls(tokens["alice"], [("memory_resolve", args)]))
+    (result,) = run(call_each(tokens["alice"], [("memory_resolve", args)]))
     assert not result.is_error, text_of(result)
     out = result.structured_content
     assert (out["edge"], out["newer"], out["older"]) == (edge, newer, older)
@@ -59,14 +54,14 @@ def test_every_decision_through_mcp(tokens: dict[str, str], decision: str) -> No
     assert op.detail["decision"] == decision and op.actor_token_id is not None
     if decision == "merge":
         assert Memory.objects.get(pk=out["newMemory"]["id"]).source_kind == "mcp"
-    (stats,) = run(_calls(tokens["alice"], [("memory_stats", {})]))
+    (stats,) = run(call_each(tokens["alice"], [("memory_stats", {})]))
     assert stats.structured_content["pendingContradictions"] == 0
 
 
 def test_edge_ids_show_in_search_rows_and_review(tokens: dict[str, str]) -> None:
     older, newer, edge, _ = _contradiction(tokens["alice"])
     search, review = run(
-        _calls(
+        call_each(
             tokens["alice"],
             [("memory_search", {"query": "API server port"}), ("memory_review", {"id": older})],
         )
@@ -76,8 +71,8 @@ def test_edge_ids_show_in_search_rows_and_review(tokens: dict[str, str]) -> None
     (row,) = review.structured_content["contradictions"]
     assert row["id"] == edge and row["status"] == "pending" and row["judged"].startswith("judged by the rules")
     assert f"edge={edge}" in text_of(review) and "memory_resolve" in text_of(review)
-    run(_calls(tokens["alice"], [("memory_resolve", {"edge": edge, "decision": "both_stand", "reason": "ok"})]))
-    (review,) = run(_calls(tokens["alice"], [("memory_review", {"id": older})]))
+    run(call_each(tokens["alice"], [("memory_resolve", {"edge": edge, "decision": "both_stand", "reason": "ok"})]))
+    (review,) = run(call_each(tokens["alice"], [("memory_review", {"id": older})]))
     assert review.structured_content["contradictions"][0]["status"] == "dismissed"  # reflected at once
 
 
@@ -85,21 +80,21 @@ def test_an_outsider_cannot_resolve_and_the_owner_can(tokens: dict[str, str], pr
     _, _, edge, _ = _contradiction(tokens["alice"], project=PROJECT_ORIGIN)
     args = {"edge": edge, "decision": "both_stand", "reason": "not mine"}
     denied, missing = run(
-        _calls(tokens["charlie"], [("memory_resolve", args), ("memory_resolve", {**args, "edge": 987654})])
+        call_each(tokens["charlie"], [("memory_resolve", args), ("memory_resolve", {**args, "edge": 987654})])
     )
     assert denied.is_error and "edge not found" in text_of(denied)
     assert text_of(denied) == text_of(missing)
-    (read,) = run(_calls(tokens["alice_read"], [("memory_resolve", args)]))
+    (read,) = run(call_each(tokens["alice_read"], [("memory_resolve", args)]))
     assert read.is_error and "read scope" in text_of(read)
     assert Edge.objects.get(pk=edge).status == "pending"
-    (allowed,) = run(_calls(tokens["alice"], [("memory_resolve", args)]))
+    (allowed,) = run(call_each(tokens["alice"], [("memory_resolve", args)]))
     assert not allowed.is_error and Edge.objects.get(pk=edge).status == "dismissed"
 
 
 def test_bad_arguments_are_tool_errors_the_model_can_act_on(tokens: dict[str, str]) -> None:
     _, _, edge, _ = _contradiction(tokens["alice"])
     bad, merge, both = run(
-        _calls(
+        call_each(
             tokens["alice"],
             [
                 ("memory_resolve", {"edge": edge, "decision": "flip"}),

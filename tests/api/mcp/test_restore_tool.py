@@ -10,15 +10,10 @@ from memory.lifecycle import memory_archive
 from memory.models import Memory
 from palace.actors import Actor
 from palace.models import OpLog
-from tests.api.mcp.conftest import mcp_client, run, text_of
+from tests.api.mcp.conftest import call_each, run, text_of
 
 CONTENT = "The billing service retries failed webhooks three times with backoff."
 QUERY = "billing webhooks retries backoff"
-
-
-async def _calls(token: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
-    async with mcp_client(token) as client:
-        return [await client.call_tool(name, args) for name, args in calls]
 
 
 def _hit_ids(result: Any) -> list[int]:
@@ -27,25 +22,25 @@ def _hit_ids(result: Any) -> list[int]:
 
 
 def _save(token: str, content: str = CONTENT) -> int:
-    (saved,) = run(_calls(token, [("memory_save", {"content": content, "kind": "fact"})]))
+    (saved,) = run(call_each(token, [("memory_save", {"content": content, "kind": "fact"})]))
     assert not saved.is_error, text_of(saved)
     return int(saved.structured_content["items"][0]["id"])
 
 
 def _forgotten(token: str) -> int:
     memory_id = _save(token)
-    (forgot,) = run(_calls(token, [("memory_forget", {"id": memory_id, "reason": "we thought it was two"})]))
+    (forgot,) = run(call_each(token, [("memory_forget", {"id": memory_id, "reason": "we thought it was two"})]))
     assert not forgot.is_error, text_of(forgot)
     return memory_id
 
 
 def test_forget_then_restore_brings_it_back_in_search_with_its_epitaph(tokens: dict[str, str], alice: Any) -> None:
     memory_id = _forgotten(tokens["alice"])
-    (gone,) = run(_calls(tokens["alice"], [("memory_search", {"query": QUERY})]))
+    (gone,) = run(call_each(tokens["alice"], [("memory_search", {"query": QUERY})]))
     assert memory_id not in _hit_ids(gone)
 
     restored, found = run(
-        _calls(
+        call_each(
             tokens["alice"],
             [
                 ("memory_restore", {"id": memory_id, "reason": "it is three after all"}),
@@ -70,7 +65,7 @@ def test_an_archived_memory_is_restored_too(tokens: dict[str, str], alice: Any) 
     memory_id = _save(tokens["alice"])
     memory_archive(memory_id=memory_id, actor=Actor.for_system("decay"), reason="decayed: never accessed")
 
-    (restored,) = run(_calls(tokens["alice"], [("memory_restore", {"id": memory_id})]))
+    (restored,) = run(call_each(tokens["alice"], [("memory_restore", {"id": memory_id})]))
     assert not restored.is_error, text_of(restored)
     assert restored.structured_content["was"] == "archived"
     assert restored.structured_content["epitaph"] == "decayed: never accessed"
@@ -83,7 +78,7 @@ def test_an_outsider_gets_not_found_and_the_owner_restores(tokens: dict[str, str
     ops = OpLog.objects.count()
 
     theirs, nowhere = run(
-        _calls(tokens["charlie"], [("memory_restore", {"id": memory_id}), ("memory_restore", {"id": missing})])
+        call_each(tokens["charlie"], [("memory_restore", {"id": memory_id}), ("memory_restore", {"id": missing})])
     )
     assert theirs.is_error and nowhere.is_error
     assert "no memory with id=" in text_of(theirs) and "`id`" in text_of(theirs)
@@ -92,7 +87,7 @@ def test_an_outsider_gets_not_found_and_the_owner_restores(tokens: dict[str, str
     assert Memory.objects.get(pk=memory_id).status == "forgotten" and OpLog.objects.count() == ops
 
     # Positive control: the owner's same call restores it.
-    (own,) = run(_calls(tokens["alice"], [("memory_restore", {"id": memory_id})]))
+    (own,) = run(call_each(tokens["alice"], [("memory_restore", {"id": memory_id})]))
     assert not own.is_error, text_of(own)
     assert Memory.objects.get(pk=memory_id).status == "active"
     assert OpLog.objects.filter(op="memory.restore", target_id=memory_id).count() == 1
@@ -103,7 +98,7 @@ def test_bad_input_is_a_tool_error_naming_the_argument(tokens: dict[str, str]) -
     active = _save(tokens["alice"], "The staging database is refreshed from production every Sunday night.")
     ops = OpLog.objects.count()
     zero, word, missing_arg, active_one = run(
-        _calls(
+        call_each(
             tokens["alice"],
             [
                 ("memory_restore", {"id": 0}),

@@ -128,17 +128,20 @@ def test_a_thread_is_held_by_one_request_at_a_time_and_reused(transactional_db: 
                     sequential.append((await sync_to_async(_pid)())[0])
 
             inside: list[str] = []
-            gate = asyncio.Event()
+            both_inside, gate = asyncio.Event(), asyncio.Event()
 
             async def held() -> None:
                 async with pool.request():
                     inside.append((await sync_to_async(_pid)())[0])
+                    if len(inside) == 2:
+                        both_inside.set()
                     await gate.wait()
                     # Every thread-sensitive call of this request stays on its thread.
                     inside.append((await sync_to_async(_pid)())[0])
 
             first, second = asyncio.create_task(held()), asyncio.create_task(held())
-            await asyncio.sleep(0.2)
+            # Both requests hold a thread at once before either goes on (an event, not a guess at how long it takes).
+            await asyncio.wait_for(both_inside.wait(), timeout=60)
             gate.set()
             await asyncio.gather(first, second)
             return sequential, inside

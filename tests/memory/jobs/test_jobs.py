@@ -34,11 +34,6 @@ from tests.fakes.openai_server import FakeOpenAI, chat_content, chat_json, http_
 DAY = timedelta(days=1)
 
 
-@pytest.fixture
-def palace(alice: Any) -> Palace:
-    return Palace.objects.get(personal_owner=alice)
-
-
 # --- decay ---------------------------------------------------------------------------------------------------------
 
 

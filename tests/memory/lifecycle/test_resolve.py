@@ -2,36 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from memory.lifecycle import edge_resolve, memory_forget, memory_update
 from memory.models import Edge, Memory
-from memory.save import SaveResult
 from memory.selectors import memory_stats
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from palace.models import OpLog, Palace
-
-Save = Callable[..., SaveResult]
-OLD = "The API server listens on port 8000."
-NEW = "The API server listens on port 8001."
-
-
-def _contradiction(save: Save, old: str = OLD, new: str = NEW, **kwargs: Any) -> tuple[Memory, Memory, Edge]:
-    first, second = save(old, **kwargs), save(new, **kwargs)
-    assert second.disposition == "defer" and first.memory is not None and second.memory is not None
-    return first.memory, second.memory, Edge.objects.get(pk=second.edges[0])
+from tests.fakes.judging import contradiction
 
 
 def _open(palace: Palace) -> int:
     return memory_stats(palace_ids=[palace.pk]).pending_contradictions
 
 
-def test_keep_newer_supersedes_the_older(save: Save, alice_actor: Actor, alice_palace: Palace) -> None:
-    older, newer, edge = _contradiction(save)
+def test_keep_newer_supersedes_the_older(alice: Any, alice_actor: Actor, alice_palace: Palace) -> None:
+    older, newer, edge = contradiction(alice_palace, alice)
     assert _open(alice_palace) == 1
     result = edge_resolve(edge_id=edge.pk, decision="keep_newer", reason="the port moved", actor=alice_actor)
     older.refresh_from_db()
@@ -52,8 +41,8 @@ def test_keep_newer_supersedes_the_older(save: Save, alice_actor: Actor, alice_p
     assert _open(alice_palace) == 0  # Today's count reflects it at once
 
 
-def test_keep_older_forgets_the_newer_with_the_reason(save: Save, alice_actor: Actor, alice_palace: Palace) -> None:
-    older, newer, edge = _contradiction(save)
+def test_keep_older_forgets_the_newer_with_the_reason(alice: Any, alice_actor: Actor, alice_palace: Palace) -> None:
+    older, newer, edge = contradiction(alice_palace, alice)
     edge_resolve(edge_id=edge.pk, decision="keep_older", reason="8001 was a typo", actor=alice_actor)
     newer.refresh_from_db()
     older.refresh_from_db()
@@ -64,8 +53,8 @@ def test_keep_older_forgets_the_newer_with_the_reason(save: Save, alice_actor: A
     assert _open(alice_palace) == 0
 
 
-def test_both_stand_dismisses_the_edge_and_needs_a_reason(save: Save, alice_actor: Actor) -> None:
-    older, newer, edge = _contradiction(save)
+def test_both_stand_dismisses_the_edge_and_needs_a_reason(alice: Any, alice_palace: Palace, alice_actor: Actor) -> None:
+    older, newer, edge = contradiction(alice_palace, alice)
     with pytest.raises(InvalidInput):
         edge_resolve(edge_id=edge.pk, decision="both_stand", actor=alice_actor)
     edge_resolve(edge_id=edge.pk, decision="both_stand", reason="prod vs staging", actor=alice_actor)
@@ -75,8 +64,8 @@ def test_both_stand_dismisses_the_edge_and_needs_a_reason(save: Save, alice_acto
     assert OpLog.objects.filter(op="edge.decide", target_id=edge.pk, detail__decision="both_stand").exists()
 
 
-def test_merge_writes_a_new_text_that_supersedes_both(save: Save, alice_actor: Actor) -> None:
-    older, newer, edge = _contradiction(save)
+def test_merge_writes_a_new_text_that_supersedes_both(alice: Any, alice_palace: Palace, alice_actor: Actor) -> None:
+    older, newer, edge = contradiction(alice_palace, alice)
     with pytest.raises(InvalidInput):
         edge_resolve(edge_id=edge.pk, decision="merge", actor=alice_actor)
     content = "The API server listens on port 8001 since March; 8000 before."
@@ -92,15 +81,15 @@ def test_merge_writes_a_new_text_that_supersedes_both(save: Save, alice_actor: A
     assert OpLog.objects.filter(op="memory.update", target_id=merged.pk).exists()
 
 
-def test_a_decided_edge_cannot_be_decided_again(save: Save, alice_actor: Actor) -> None:
-    _, _, edge = _contradiction(save)
+def test_a_decided_edge_cannot_be_decided_again(alice: Any, alice_palace: Palace, alice_actor: Actor) -> None:
+    _, _, edge = contradiction(alice_palace, alice)
     edge_resolve(edge_id=edge.pk, decision="both_stand", reason="fine", actor=alice_actor)
     with pytest.raises(Conflict):
         edge_resolve(edge_id=edge.pk, decision="keep_newer", actor=alice_actor)
 
 
-def test_an_unknown_decision_is_refused(save: Save, alice_actor: Actor) -> None:
-    _, _, edge = _contradiction(save)
+def test_an_unknown_decision_is_refused(alice: Any, alice_palace: Palace, alice_actor: Actor) -> None:
+    _, _, edge = contradiction(alice_palace, alice)
     with pytest.raises(InvalidInput):
         edge_resolve(edge_id=edge.pk, decision="flip_a_coin", actor=alice_actor)
     with pytest.raises(InvalidInput):
@@ -108,9 +97,9 @@ def test_an_unknown_decision_is_refused(save: Save, alice_actor: Actor) -> None:
 
 
 def test_an_outsiders_edge_answers_like_a_missing_one_and_a_viewer_is_refused(
-    save: Save, project: Palace, alice: Any, bob: Any, charlie: Any
+    project: Palace, alice: Any, bob: Any, charlie: Any
 ) -> None:
-    _, _, edge = _contradiction(save, palace=project, actor=Actor.for_user(alice))
+    _, _, edge = contradiction(project, alice)
     with pytest.raises(NotFound, match="edge not found"):
         edge_resolve(edge_id=edge.pk, decision="both_stand", reason="x", actor=Actor.for_user(charlie))
     with pytest.raises(NotFound, match="edge not found"):
@@ -123,8 +112,8 @@ def test_an_outsiders_edge_answers_like_a_missing_one_and_a_viewer_is_refused(
     assert Edge.objects.get(pk=edge.pk).status == "dismissed"
 
 
-def test_correcting_a_side_closes_its_open_edges(save: Save, alice_actor: Actor, alice_palace: Palace) -> None:
-    older, newer, edge = _contradiction(save)
+def test_correcting_a_side_closes_its_open_edges(alice: Any, alice_actor: Actor, alice_palace: Palace) -> None:
+    older, newer, edge = contradiction(alice_palace, alice)
     new = memory_update(memory_id=older.pk, actor=alice_actor, content="The API server listens on port 8002.")
     edge.refresh_from_db()
     assert (edge.status, edge.resolution) == ("closed", "corrected") and f"#{new.pk}" in edge.resolution_reason
@@ -135,9 +124,9 @@ def test_correcting_a_side_closes_its_open_edges(save: Save, alice_actor: Actor,
 
 
 def test_forgetting_a_side_closes_its_open_edges_with_the_reason(
-    save: Save, alice_actor: Actor, alice_palace: Palace
+    alice: Any, alice_actor: Actor, alice_palace: Palace
 ) -> None:
-    older, newer, edge = _contradiction(save)
+    older, newer, edge = contradiction(alice_palace, alice)
     memory_forget(memory_id=newer.pk, actor=alice_actor, reason="wrong port")
     edge.refresh_from_db()
     assert (edge.status, edge.resolution, edge.resolution_reason) == ("closed", "forgotten", "wrong port")
@@ -145,16 +134,18 @@ def test_forgetting_a_side_closes_its_open_edges_with_the_reason(
 
 
 def test_the_upgrade_closes_edges_left_pending_about_a_gone_memory(
-    save: Save, alice_actor: Actor, alice_palace: Palace
+    alice: Any, alice_actor: Actor, alice_palace: Palace
 ) -> None:
     import importlib
 
     from django.apps import apps
     from django.db import connection
 
-    older, newer, edge = _contradiction(save)
+    older, newer, edge = contradiction(alice_palace, alice)
     # A second pending edge whose memories still stand.
-    _, _, kept = _contradiction(save, "The CI pipeline uses Python 3.12.", "The CI pipeline uses Python 3.11.")
+    _, _, kept = contradiction(
+        alice_palace, alice, "The CI pipeline uses Python 3.12.", "The CI pipeline uses Python 3.11."
+    )
     Memory.objects.filter(pk=newer.pk).update(status="forgotten")  # as before this change: the edge stayed pending
     migration = importlib.import_module("memory.migrations.0013_judge_close_stale_edges")
     with connection.schema_editor() as editor:

@@ -10,7 +10,7 @@ from django.db import connection
 import memory.search.arms as search_module
 from memory.search import SearchRequest, memory_search
 from palace.models import Palace
-from tests.memory.search.test_search import remember
+from tests.fakes.memories import remember
 
 
 def refresh_word_statistics() -> None:

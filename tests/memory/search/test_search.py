@@ -14,50 +14,11 @@ import numpy as np
 import pytest
 
 from memory.models import AccessRecord, Edge, Memory, SearchBatch
-from memory.providers import EmbedderUnavailable, embed_passages
+from memory.providers import EmbedderUnavailable
 from memory.search import SearchRequest, memory_search
-from memory.text import build_embedding_text, build_search_text
-from palace.actors import Actor
 from palace.errors import InvalidInput, NotFound
 from palace.models import OpLog, Palace
-from palace.slots import slot_assign
-
-
-def remember(
-    palace: Palace,
-    content: str,
-    *,
-    kind: str = "fact",
-    speaker: str = "",
-    occurred_at: datetime | None = None,
-    status: str = "active",
-    embed: bool = True,
-    slot: bool = True,
-) -> Memory:
-    occurred = occurred_at or datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
-    fields: dict[str, Any] = {
-        "content": content,
-        "placard": "",
-        "speaker": speaker,
-        "occurred_at": occurred,
-        "context": "",
-    }
-    memory = Memory(
-        palace=palace,
-        kind=kind,
-        content=content,
-        speaker=speaker,
-        occurred_at=occurred,
-        status=status,
-        search_text=build_search_text(**fields),
-    )
-    if embed:
-        memory.embedding = embed_passages([build_embedding_text(**fields)])[0]
-        memory.embedding_model = "multilingual-e5-small"
-    if slot:
-        memory.slot = slot_assign(palace=palace, kind=kind, actor=Actor.for_system("tests"))
-    memory.save()
-    return memory
+from tests.fakes.memories import remember
 
 
 @pytest.fixture

@@ -15,11 +15,6 @@ from palace.models import Palace
 from tests.fakes.memories import make_memory
 
 
-@pytest.fixture
-def palace(alice: Any) -> Palace:
-    return Palace.objects.get(personal_owner=alice)
-
-
 def edge(a: Memory, b: Memory, kind: str = "related", status: str = "") -> Edge:
     return Edge.objects.create(palace=a.palace, from_memory=a, to_memory=b, kind=kind, status=status)
 

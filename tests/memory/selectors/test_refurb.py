@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-import pytest
-
 from memory.models import Memory
 from memory.selectors import refurb_list
 from palace.models import Palace
@@ -35,11 +31,6 @@ PLACARDS = [
     ("episode", "Standup notes"),
     ("preference", "Tabs over spaces"),
 ]
-
-
-@pytest.fixture
-def palace(alice: Any) -> Palace:
-    return Palace.objects.get(personal_owner=alice)
 
 
 def reference(memories: list[Memory]) -> dict[int, float]:

@@ -2,18 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-import pytest
-
 from memory.selectors import room_directory, room_directory_head, room_directory_page
 from palace.models import Palace
 from tests.fakes.memories import make_memory
-
-
-@pytest.fixture
-def palace(alice: Any) -> Palace:
-    return Palace.objects.get(personal_owner=alice)
 
 
 def test_room_directory_counts_slots_and_shows_the_latest_placard(palace: Palace) -> None:

@@ -9,12 +9,14 @@ from django.contrib.auth.models import Group
 from django.db import connection
 
 from palace.models import Membership, OpLog, Palace
-from tests.panel.test_browser import PASSWORD, asgi_server, browser_page, pytestmark  # noqa: F401
+from tests.panel.browserkit import BROWSER_TEST, PASSWORD
+
+pytestmark = BROWSER_TEST
 
 
-def test_the_admin_asks_for_a_reason_in_a_real_browser(  # noqa: F811  (fixtures imported above)
-    asgi_server: str,  # noqa: F811
-    browser_page: Any,  # noqa: F811
+def test_the_admin_asks_for_a_reason_in_a_real_browser(
+    asgi_server: str,
+    browser_page: Any,
     project: Palace,
     bob: Any,
     make_user: Any,

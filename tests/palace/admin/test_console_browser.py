@@ -17,9 +17,11 @@ from memory.models import Memory
 from memory.save import memory_save
 from palace.actors import Actor
 from palace.models import OpLog, Palace
-from tests.panel.test_browser import PASSWORD, asgi_server, browser_page, pytestmark, shot  # noqa: F401
+from tests.panel.browserkit import BROWSER_TEST, PASSWORD, shot
 
 BODY = "The break-glass password lives in the red envelope"
+
+pytestmark = BROWSER_TEST
 
 
 def _staff(make_user: Any, name: str, *codenames: str, admin: bool = False) -> Any:
@@ -39,9 +41,9 @@ def _login(page: Any, base: str, username: str) -> None:
     page.wait_for_url(f"{base}/admin/palace/oplog/")
 
 
-def test_the_console_with_and_without_the_permissions(  # noqa: F811  (fixtures imported above)
-    asgi_server: str,  # noqa: F811
-    browser_page: Any,  # noqa: F811
+def test_the_console_with_and_without_the_permissions(
+    asgi_server: str,
+    browser_page: Any,
     make_user: Any,
     alice: Any,
 ) -> None:
