@@ -9,11 +9,12 @@ from typing import Any
 from accounts.models import UserSettings
 from palace.models import Palace
 from tests.fakes.team_notes import MISS, save_team_notes
-from tests.panel.browserkit import browser_page, chromium, login  # noqa: F401
-from tests.panel.test_browser import asgi_server, pytestmark, shot  # noqa: F401
+from tests.panel.browserkit import BROWSER_TEST, login, shot
+
+pytestmark = BROWSER_TEST
 
 
-def test_fallback_choice_overview_region_and_the_default_from_settings(  # noqa: F811  (fixtures imported above)
+def test_fallback_choice_overview_region_and_the_default_from_settings(
     asgi_server: str,  # noqa: F811
     browser_page: Any,  # noqa: F811
     alice: Any,
