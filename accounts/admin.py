@@ -14,7 +14,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 
-from accounts.models import ApiToken
+from accounts.models import ApiToken, UserSettings
 from accounts.tokens import token_revoke
 from palace.admin_site import ReasonField, admin_actor
 from palace.services import palace_personal_ensure
@@ -69,3 +69,14 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+@admin.register(UserSettings)
+class UserSettingsAdmin(admin.ModelAdmin):
+    """A person's own settings (the default search fallback); they change them on the panel's Settings page. A change
+    here is audited like any admin edit (reason and op row)."""
+
+    list_display = ["user", "search_fallback", "updated_at"]
+    list_filter = ["search_fallback"]
+    search_fields = ["user__username"]
+    readonly_fields = ["updated_at"]

@@ -62,6 +62,12 @@ def _token(w: World) -> Any:
     return token_create(user=w.alice, label="laptop", actor=w.system)[0]
 
 
+def _user_settings(w: World) -> Any:
+    from accounts.models import UserSettings
+
+    return UserSettings.objects.create(user=w.alice)
+
+
 def _edge(w: World) -> Any:
     from memory.models import Edge
 
@@ -229,6 +235,11 @@ WALKS: dict[str, Walk] = {
     "memory.distillproposal": Walk(_proposal),
     "palace.oplog": Walk(lambda w: OpLog.objects.filter(palace=w.project).earliest("id")),
     "accounts.apitoken": Walk(_token),
+    "accounts.usersettings": Walk(
+        _user_settings,
+        {"search_fallback": "overview"},
+        lambda w: {"user": str(w.charlie.pk), "search_fallback": "overview"},
+    ),
     "memory.memory": Walk(_memory),
     "memory.edge": Walk(_edge),
     "memory.judgesettings": Walk(
