@@ -76,14 +76,15 @@ def _project(call: ToolCall, project: str | None) -> str:
     if project:
         return project
     default = call.caller.default_project()
-    if default is None:
+    origin = default.origin_key if default is not None else None
+    if not origin:
         raise InvalidInput(
             "project: required — send the git origin of one project you may read (e.g. github.com/acme/app); "
             "memory_export hands out one project at a time. Your personal palace and everything at once: "
             "GET /api/v1/export or the panel's Palace page",
             field="project",
         )
-    return default.origin_key
+    return origin
 
 
 def _export(call: ToolCall, *, fmt: str, redacted: bool, project: str | None, base: str) -> tuple[ExportOut, str]:
