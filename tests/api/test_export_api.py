@@ -125,3 +125,30 @@ def test_a_link_downloads_once_and_only_while_its_token_lives(alice: Any, charli
     first = follow(session)
     assert first.status_code == 200 and json.loads(first.content)["exported_by"] == "alice"
     assert follow(session).status_code == 404
+
+
+def test_two_racing_downloads_of_one_link_give_one_file(transactional_db: Any, alice: Any) -> None:
+    """The used marker is the nonce's primary key, inserted in the download's transaction: of two downloads started
+    together, the second waits for the first's insert and is refused, whatever the order."""
+    import threading
+
+    from django.db import connection
+
+    build_world(alice, alice.personal_palace)
+    link = link_token(user=alice, fmt="json", project=None, redacted=False)
+    start = threading.Barrier(2)
+    statuses: list[int] = []
+
+    def download() -> None:
+        start.wait()
+        try:
+            statuses.append(Client().get(f"{URL}/download", {"token": link}).status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=download) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(statuses) == [200, 404]

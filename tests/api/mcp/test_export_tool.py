@@ -97,6 +97,14 @@ def test_memory_export_without_project_is_a_tool_error_naming_it(
             ],
         )
     )
+
+    async def schema() -> Any:
+        async with mcp_client(tokens["alice"]) as client:
+            return next(t for t in (await client.list_tools()).tools if t.name == "memory_export").input_schema
+
+    properties = run(schema())["properties"]
+    assert set(properties) == {"format", "redacted", "project"}  # the request context is injected, not an argument
+    assert "required unless your token has a default project" in properties["project"]["description"]
     for result in (missing, blank):
         assert result.is_error and "project: required" in text_of(result)
         assert "git origin" in text_of(result)
