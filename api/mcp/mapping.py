@@ -181,6 +181,8 @@ def assess_out(verdict: Verdict) -> schemas.AssessOut:
         rejected_refs=[schemas.RejectedRefOut(ref=r.ref, reason=r.reason) for r in verdict.rejected],
         missing=verdict.missing,
         reasons=verdict.reasons,
+        reinforced=verdict.reinforced,
+        reinforcement=verdict.reinforcement,
     )
 
 

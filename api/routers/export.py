@@ -1,5 +1,5 @@
 """Export and import (issue 16): GET /export downloads what the caller may read; GET /export/download follows a
-signed link from MCP `memory_export`; POST /import loads a JSON export into the caller's palaces."""
+signed, single-use link from MCP `memory_export`; POST /import loads a JSON export into the caller's palaces."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ from pydantic import ConfigDict
 
 from api.auth import caller_of
 from api.schemas import ErrorOut
-from ops.portability import ExportFile, export_file, import_document, link_open
-from palace import rls
+from ops.portability import ExportFile, export_file, import_document, link_download
 
 router = Router(tags=["export"])
 import_router = Router(tags=["export"])
@@ -40,10 +39,10 @@ def export(
 
 @router.get("/download", auth=None, response={200: None, 404: ErrorOut, 422: ErrorOut})
 def export_download(request: HttpRequest, token: str) -> HttpResponse:
-    """Follow a download link from MCP `memory_export` (valid for 10 minutes; the token is the credential)."""
-    user, spec = link_open(token)
-    with rls.acting_as(user):
-        return _attachment(export_file(user=user, **spec))
+    """Follow a download link from MCP `memory_export`: valid for 10 minutes and for one download, while the API
+    token that made it is live (revoking the token ends its links). The link's token is the credential; a used,
+    expired, revoked or changed one answers 404."""
+    return _attachment(link_download(token))
 
 
 class ExportDocumentIn(Schema):

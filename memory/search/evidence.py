@@ -12,6 +12,11 @@ otherwise `insufficient`, with the strategy rewritten to `retrieve`. Refs of oth
 and listed. Every verdict is written to the op log (`evidence.assess`), on the batch's palace when the search
 covered exactly one, else on no palace.
 
+A sufficient verdict raises the cited memories' confidence (memory.lifecycle.memory_reinforce_cited): shared
+ranking state, so only when the caller may write (`may_write`: a read token never writes, whatever the user's role
+in the palace). A read token's verdict is returned and recorded like any other, reinforces nothing and writes no
+`memory.reinforce` row; `Verdict.reinforcement` says which of these happened.
+
 `assess` is a read tool, yet its verdict lands in a project's append-only op log and is pushed live to every member,
 so what it records is held down: one verdict per batch (a second one is a Conflict: search again), at most
 ATRIUM_ASSESS_PER_MINUTE verdicts per user a minute (counted on the op log itself, so every web replica sees the
@@ -55,6 +60,20 @@ NEXT_STRATEGIES = ("answer", "retrieve", "ask_user")
 TAG_LENGTH = 6
 
 
+# What a verdict did to the cited memories' confidence (Verdict.reinforcement, shown to the caller and kept on the
+# op row).
+REINFORCED = "reinforced: each cited active memory +0.05 confidence"
+REINFORCE_INSUFFICIENT = "none: only a sufficient verdict reinforces"
+REINFORCE_READ_TOKEN = "none: a read token changes no memory (the verdict is recorded, nothing reinforced)"
+REINFORCE_NONE_WRITABLE = "none: no cited active memory in a palace you may write"
+
+
+def _reinforcement(*, sufficient: bool, may_write: bool) -> str:
+    if not sufficient:
+        return REINFORCE_INSUFFICIENT
+    return REINFORCED if may_write else REINFORCE_READ_TOKEN
+
+
 _ALREADY_ASSESSED = (
     "evidence batch {handle} already has a verdict; one verdict per search. Run memory_search again (another "
     "query, room or project) and assess the new batch."
@@ -88,6 +107,8 @@ class Verdict:
     rejected: list[RejectedRef] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
+    reinforced: list[int] = field(default_factory=list)
+    reinforcement: str = ""
 
     @property
     def verdict(self) -> str:
@@ -163,8 +184,10 @@ def evidence_assess(
     adequate: bool,
     next_strategy: str,
     missing: list[str] | str | None = None,
+    may_write: bool = True,
 ) -> Verdict:
-    """Rule on one search batch's evidence (see the module docstring) and record the verdict."""
+    """Rule on one search batch's evidence (see the module docstring) and record the verdict. `may_write` is the
+    caller's right to write (False for a read token): without it nothing is reinforced."""
     if next_strategy not in NEXT_STRATEGIES:
         raise InvalidInput(f"nextStrategy must be one of {', '.join(NEXT_STRATEGIES)}")
     if len(evidence_refs) > MAX_EVIDENCE_REFS:
@@ -211,8 +234,13 @@ def evidence_assess(
         # The claim is conditional, so two verdicts racing on one batch record one.
         if not SearchBatch.objects.filter(pk=current.pk, assessed=False).update(assessed=True):
             raise Conflict(_ALREADY_ASSESSED.format(handle=current.handle))
-        if sufficient:  # confidence is earned once per search, by the memories that answered
-            memory_reinforce_cited(memory_ids=memory_ids, user=user, actor=actor, batch=current.handle)
+        verdict.reinforcement = _reinforcement(sufficient=sufficient, may_write=may_write)
+        if sufficient and may_write:  # confidence is earned once per search, by the memories that answered
+            verdict.reinforced = memory_reinforce_cited(
+                memory_ids=memory_ids, user=user, actor=actor, batch=current.handle
+            )
+            if not verdict.reinforced:
+                verdict.reinforcement = REINFORCE_NONE_WRITABLE
         oplog_write(
             op="evidence.assess",
             actor=actor,
@@ -231,6 +259,8 @@ def evidence_assess(
                 "rejected": [{"ref": _logged(r.ref), "reason": r.reason} for r in rejected],
                 "missing": [_logged(m) for m in missing_items],
                 "redacted": sorted(redacted),
+                "reinforced": verdict.reinforced,
+                "reinforcement": verdict.reinforcement,
             },
         )
     return verdict

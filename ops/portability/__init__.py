@@ -14,10 +14,20 @@ from ops.portability.exporting import (
     exportable_fields,
 )
 from ops.portability.importing import OP_TARGETS, import_document
-from ops.portability.links import LINK_SECONDS, ExportFile, export_file, link_open, link_token
+from ops.portability.links import (
+    DOWNLOAD_PATH,
+    LINK_SECONDS,
+    ExportFile,
+    export_file,
+    link_download,
+    link_open,
+    link_token,
+    link_url,
+)
 from ops.portability.markdown import markdown_zip
 
 __all__ = [
+    "DOWNLOAD_PATH",
     "FORMAT",
     "LINK_SECONDS",
     "OP_TARGETS",
@@ -31,7 +41,9 @@ __all__ = [
     "export_file",
     "exportable_fields",
     "import_document",
+    "link_download",
     "link_open",
     "link_token",
+    "link_url",
     "markdown_zip",
 ]

@@ -6,12 +6,14 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from datetime import timedelta
 from typing import Any
 from urllib.parse import quote
 
 import time_machine
 from django.core import signing
 from django.test import Client
+from django.utils import timezone
 
 from ops.portability import LINK_SECONDS, link_token
 from ops.portability.links import SALT as LINK_SALT
@@ -138,3 +140,71 @@ def test_rest_import_into_a_project_for_its_owner_not_an_outsider_nor_a_read_tok
     assert Memory.objects.filter(palace=project).count() == 4
     bad = Client().post(url, {"format": "other"}, content_type="application/json", **bearer(token_for(alice)))
     assert bad.status_code == 422 and "format: Input should be 'atrium-export'" in bad.json()["error"]["message"]
+
+
+def test_a_link_downloads_once_and_only_while_its_token_lives(alice: Any, charlie: Any, token_for: Any) -> None:
+    """Issue 24, item 7 at the REST door: a link bound to token T works once (the second download is refused); links
+    of T are refused once T is revoked or expired, while a link made by a session (no token) is bound to its user
+    and works once too."""
+    from accounts.models import ApiToken
+    from accounts.tokens import token_revoke
+    from palace.actors import Actor
+
+    build_world(alice, alice.personal_palace)
+    token_for(alice, label="T")
+    token_for(alice, label="U")
+    t, u = ApiToken.objects.get(label="T"), ApiToken.objects.get(label="U")
+
+    def follow(link: str) -> Any:
+        return Client().get(f"{URL}/download", {"token": link})
+
+    by_t = [link_token(user=alice, fmt="json", project=None, redacted=False, token_id=t.pk) for _ in range(2)]
+    ok = follow(by_t[0])
+    assert ok.status_code == 200 and json.loads(ok.content)["exported_by"] == "alice"
+    used = follow(by_t[0])
+    assert used.status_code == 404 and "already used" in used.json()["error"]["message"]
+    token_revoke(token_id=t.pk, user=alice, actor=Actor.for_user(alice))
+    revoked = follow(by_t[1])
+    assert revoked.status_code == 404 and "revoked" in revoked.json()["error"]["message"]
+
+    by_u = [link_token(user=alice, fmt="json", project=None, redacted=False, token_id=u.pk) for _ in range(2)]
+    assert follow(by_u[0]).status_code == 200  # the control: a live token's link
+    ApiToken.objects.filter(pk=u.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert follow(by_u[1]).status_code == 404  # its token expired since
+
+    token_for(charlie)  # a link cannot borrow another user's live token: alice's link naming charlie's is refused
+    charlie_token = ApiToken.objects.get(user=charlie)
+    borrowed = link_token(user=alice, fmt="json", project=None, redacted=False, token_id=charlie_token.pk)
+    assert follow(borrowed).status_code == 404
+
+    session = link_token(user=alice, fmt="json", project=None, redacted=False)  # no token: a browser session's
+    first = follow(session)
+    assert first.status_code == 200 and json.loads(first.content)["exported_by"] == "alice"
+    assert follow(session).status_code == 404
+
+
+def test_two_racing_downloads_of_one_link_give_one_file(transactional_db: Any, alice: Any) -> None:
+    """The used marker is the nonce's primary key, inserted in the download's transaction: of two downloads started
+    together, the second waits for the first's insert and is refused, whatever the order."""
+    import threading
+
+    from django.db import connection
+
+    build_world(alice, alice.personal_palace)
+    link = link_token(user=alice, fmt="json", project=None, redacted=False)
+    start = threading.Barrier(2)
+    statuses: list[int] = []
+
+    def download() -> None:
+        start.wait()
+        try:
+            statuses.append(Client().get(f"{URL}/download", {"token": link}).status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=download) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(statuses) == [200, 404]

@@ -38,3 +38,18 @@ def test_export_links_follow_the_scope_and_download_only_readable_memories(
     document = json.loads(outsider.get(own).content)
     assert [p["owner"] for p in document["palaces"]] == ["charlie"]
     assert outsider.get(links[0]).status_code == 404  # alice's project link, followed by charlie
+
+
+def test_panel_export_links_carry_no_credential_and_need_the_session(
+    project: Palace, alice: Any, client_for: Any
+) -> None:
+    """Issue 24, item 7: the panel's links are not bearer URLs: they name no token, so they download only in the
+    session that shows them (the owner's session, the control) and nowhere else."""
+    from django.test import Client
+
+    build_world(alice, project)
+    owner = client_for(alice)
+    links = _links(owner.get("/palace/").content.decode())
+    assert links and not any("token" in h for h in links)
+    assert all(owner.get(h).status_code == 200 for h in links)
+    assert all(Client().get(h).status_code == 401 for h in links)

@@ -107,6 +107,8 @@ class AssessOut(Out):
     rejected_refs: list[RejectedRefOut]
     missing: list[str]
     reasons: list[str]
+    reinforced: list[int] = Field(description="memories whose confidence this verdict raised (+0.05 each)")
+    reinforcement: str = Field(description="what the verdict did to confidence, and why (a read token: nothing)")
 
 
 class ExamineOut(Out):

@@ -87,6 +87,7 @@ def assessed(out: schemas.AssessOut) -> str:
         lines.append(f"Insufficient because {reason}.")
     if out.missing:
         lines.append(f"Missing: {'; '.join(out.missing)}.")
+    lines.append(f"Confidence: {out.reinforcement}.")
     if out.verdict == "insufficient":
         lines.append("Search again (another query, a room, or a project) before answering.")
     return "\n".join(lines)

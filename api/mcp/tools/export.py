@@ -1,18 +1,23 @@
-"""memory_export: what the caller may read, as a short-lived download link or, when small, the JSON inline."""
+"""memory_export: one project the caller may read, as a single-use download link or, when small, the JSON inline.
+
+The link is a credential the model sees, so it is held down (ops/portability/links.py): one project only (never
+"everything readable"), 10 minutes, one download, bound to the API token that asked (revoking the token ends it),
+and its host is ATRIUM_PUBLIC_URL or the one this request came in on — never a guessed address."""
 
 from __future__ import annotations
 
 import json
 from typing import Annotated, Any, Literal
 
-from django.conf import settings
+from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 from pydantic import Field
 
 from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
 from api.mcp.schemas import Out
-from ops.portability import LINK_SECONDS, export_file, link_token
+from ops.portability import LINK_SECONDS, export_file, link_token, link_url
+from palace.errors import InvalidInput
 
 INLINE_BYTES = 32_000  # a JSON export up to this size comes back inline; larger ones, and every vault, as a link
 
@@ -42,30 +47,57 @@ async def memory_export(
         Field(
             default=None,
             max_length=400,
-            description="Git origin of one project palace to export; omit for everything you may read.",
+            description="Git origin of the project palace to export (required unless your token has a default "
+            "project).",
         ),
     ] = None,
+    ctx: Context | None = None,
 ) -> Annotated[CallToolResult, ExportOut]:
-    """Export the memories you may read (every field, versions, edges, rooms, review state, op log). A small JSON
-    export comes back inline in `document`; otherwise `url` is a download link valid for 10 minutes (give it to the
-    person; it downloads without further credentials, so do not paste it anywhere public).
+    """Export one project's memories (every field, versions, edges, rooms, review state, op log): name it with
+    `project` (your token's default project if omitted). A small JSON export comes back inline in `document`;
+    otherwise `url` is a download link valid for 10 minutes and for ONE download, while this token is valid (give it
+    to the person; it downloads without further credentials, so do not paste it anywhere public).
     Next: nothing; to move memories between servers, the person runs `atrium import FILE --user NAME`.
     """
-    return await run(lambda call: _export(call, fmt=format, redacted=redacted, project=project))
+    base = _request_base(ctx)
+    return await run(lambda call: _export(call, fmt=format, redacted=redacted, project=project, base=base))
 
 
-def _export(call: ToolCall, *, fmt: str, redacted: bool, project: str | None) -> tuple[ExportOut, str]:
-    project = (project or "").strip() or None
+def _request_base(ctx: Context | None) -> str:
+    """The scheme and host this request came in on (the SDK checked the Host against ALLOWED_HOSTS)."""
+    request = getattr(ctx.request_context, "request", None) if ctx is not None else None
+    url = getattr(request, "url", None)
+    return f"{url.scheme}://{url.netloc}" if url is not None else ""
+
+
+def _project(call: ToolCall, project: str | None) -> str:
+    """The project to export: the one named, else the token's default project; never everything readable."""
+    project = (project or "").strip()
+    if project:
+        return project
+    default = call.caller.default_project()
+    origin = default.origin_key if default is not None else None
+    if not origin:
+        raise InvalidInput(
+            "project: required — send the git origin of one project you may read (e.g. github.com/acme/app); "
+            "memory_export hands out one project at a time. Your personal palace and everything at once: "
+            "GET /api/v1/export or the panel's Palace page",
+            field="project",
+        )
+    return origin
+
+
+def _export(call: ToolCall, *, fmt: str, redacted: bool, project: str | None, base: str) -> tuple[ExportOut, str]:
+    project = _project(call, project)
     file = export_file(user=call.user, fmt=fmt, project=project, redacted=redacted)
     out = ExportOut(format=fmt, redacted=redacted, palaces=file.palaces, memories=file.memories, bytes=len(file.data))
     if fmt == "json" and len(file.data) <= INLINE_BYTES:
         out.document = json.loads(file.data)
         return out, f"Export of {out.memories} memories in {out.palaces} palace(s), inline in `document`."
-    token = link_token(user=call.user, fmt=fmt, project=project, redacted=redacted)
-    base = (settings.ATRIUM_PUBLIC_URL or "http://127.0.0.1:8000").rstrip("/")
-    out.url = f"{base}/api/v1/export/download?token={token}"
+    token = link_token(user=call.user, fmt=fmt, project=project, redacted=redacted, token_id=call.token_id)
+    out.url = link_url(token=token, base=base)
     out.expires_in_seconds = LINK_SECONDS
     return out, (
         f"Export of {out.memories} memories in {out.palaces} palace(s), {out.bytes} bytes ({fmt}): download it"
-        f" within {LINK_SECONDS // 60} minutes from {out.url}"
+        f" once, within {LINK_SECONDS // 60} minutes, from {out.url} (it stops working if this token is revoked)"
     )

@@ -140,7 +140,9 @@ async def memory_assess(
 
     The verdict is decided by rule, not by your claim: `sufficient` only if you claim adequacy, at least one cited
     ref belongs to that batch, and nextStrategy is `answer`; otherwise `insufficient` with the strategy rewritten to
-    `retrieve`. Refs from other batches are rejected and listed. Every verdict is recorded in the audit log.
+    `retrieve`. Refs from other batches are rejected and listed. Every verdict is recorded in the audit log. A
+    sufficient verdict raises the cited memories' confidence, except with a read token, which changes no memory
+    (`reinforcement` says which).
     Next: answer if sufficient; otherwise search again (another query, room or project).
     """
     return await run(
@@ -166,6 +168,7 @@ def _assess(
         adequate=adequate,
         next_strategy=next_strategy,
         missing=missing,
+        may_write=call.caller.can_write,  # a read token never writes, whatever the user's role in the palace
     )
     out = mapping.assess_out(verdict)
     return out, text.assessed(out)
