@@ -94,7 +94,10 @@ def test_a_link_whose_payload_names_another_user_is_refused(alice: Any, charlie:
         refused = _download(forged)
         assert refused.status_code == 404, forged
         assert refused.json()["error"]["code"] == "not_found" and b"charlie" not in refused.content
-    assert _download(alices).status_code == 200  # alice's link still works after the attempts
+    # A link works once: alice's is spent; a fresh one of hers still works after the attempts.
+    assert "already used" in _download(alices).json()["error"]["message"]
+    fresh = link_token(user=alice, fmt="json", project=None, redacted=False)
+    assert _download(fresh).status_code == 200
 
 
 def test_a_project_link_is_refused_once_its_user_leaves_the_project(
@@ -103,8 +106,13 @@ def test_a_project_link_is_refused_once_its_user_leaves_the_project(
     """bob (a viewer) holds a link to the project's export; after his membership is removed the same link, still
     within its ten minutes, is refused; his link to everything he may read no longer carries the project."""
     build_world(alice, project)
-    project_link = link_token(user=bob, fmt="json", project=PROJECT_ORIGIN, redacted=False)
-    everything_link = link_token(user=bob, fmt="json", project=None, redacted=False)
+    # Links are single use: one of each kind is spent on the control, its twin is held for after the removal.
+    project_link, project_later = (
+        link_token(user=bob, fmt="json", project=PROJECT_ORIGIN, redacted=False) for _ in range(2)
+    )
+    everything_link, everything_later = (
+        link_token(user=bob, fmt="json", project=None, redacted=False) for _ in range(2)
+    )
     before = _download(project_link)  # the positive control, while bob is a member
     assert before.status_code == 200
     (section,) = json.loads(before.content)["palaces"]
@@ -112,10 +120,10 @@ def test_a_project_link_is_refused_once_its_user_leaves_the_project(
     assert project.origin_key in [p["origin"] for p in json.loads(_download(everything_link).content)["palaces"]]
 
     member_remove(palace=project, user=bob, actor=system)
-    after = _download(project_link)
+    after = _download(project_later)
     assert after.status_code == 404 and after.json()["error"]["code"] == "not_found"
-    assert b"deploy" not in after.content
-    rest = json.loads(_download(everything_link).content)["palaces"]
+    assert b"deploy" not in after.content and "already used" not in after.json()["error"]["message"]
+    rest = json.loads(_download(everything_later).content)["palaces"]
     assert [p["kind"] for p in rest] == ["personal"] and project.origin_key not in [p["origin"] for p in rest]
 
 
