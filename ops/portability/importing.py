@@ -32,6 +32,7 @@ from django.utils import timezone
 
 from memory.models import Entity, HandoffVersion, Memory, ProfileVersion
 from memory.save import memory_save
+from memory.text import scrub_inbound_text
 from ops.portability.exporting import FORMAT, TABLES, VERSION, Table, exportable_fields
 from palace import rls
 from palace.actors import Actor
@@ -180,6 +181,31 @@ def _lossless(*, section: dict[str, Any], palace: Palace) -> PalaceImport:
     return report
 
 
+# The text a lossless import stores that a model later reads (recall, structured results, the profile): it takes the
+# entrance every written text takes (forged protocol tags and control characters removed, secrets redacted), as a
+# merge import does through the write pipeline. A document is a file anyone can edit, not a trusted copy of a palace.
+STORED_TEXT: dict[str, tuple[str, ...]] = {
+    "rooms": ("name",),
+    "memories": ("content", "placard", "epitaph", "search_text"),
+    "edges": ("resolution_reason",),
+    "entities": ("name", "aliases"),
+    "facts": ("content",),
+    "profile_versions": ("content",),
+    "handoffs": ("doing", "next_steps", "open_questions", "files"),
+    "oplog": ("reason",),
+}
+ONE_LINE = frozenset({"name", "placard", "aliases"})
+
+
+def _scrub(value: Any, *, one_line: bool) -> Any:
+    """A stored text (or a list of them) cleaned and redacted; other values as they are."""
+    if isinstance(value, str):
+        return scrub_inbound_text(value, one_line=one_line).text
+    if isinstance(value, list):
+        return [_scrub(item, one_line=one_line) for item in value]
+    return value
+
+
 def _people(table: Table, row: dict[str, Any]) -> list[str]:
     return [row[p] for p in table.people if row.get(p)]
 
@@ -212,6 +238,8 @@ def _copy(
                 value = ids[table.refs[f.name]].get(value)
             elif table.model is OpLog and f.name == "target_id":
                 value = _op_target(row, value, palace=palace, ids=ids)
+            elif f.name in STORED_TEXT.get(table.section, ()):
+                value = _scrub(value, one_line=f.name in ONE_LINE)
             values[f.attname] = value
         else:
             objs.append(table.model(**values))
