@@ -13,7 +13,7 @@ A tool (api/mcp/tools/) is an `async def` declared with `@tool` that hands `run`
 5. turns domain errors into `ToolError`s — an `isError` result with a message that says what to do; anything else
    is logged here and reaches the client as the SDK's generic "Error executing tool <name>", never a traceback;
 6. returns the text rendering (what the model reads) with only the server's wrappers left in it, balanced, and
-   `structuredContent` (validated against the tool's outputSchema by the SDK) with no protocol tag in any string
+   `structuredContent` (validated against the tool's outputSchema by the SDK) with the same rule for every string
    (memory.text.seal_text / seal_structured: the exit every stored text takes, whatever was stored), and in
    `_meta` the milliseconds the body took; the same time goes into the
    response's `Server-Timing` header (api/mcp/timing.py).
@@ -197,7 +197,7 @@ async def run[Out: BaseModel](body: Callable[[ToolCall], tuple[Out, str]]) -> Ca
         log.exception("MCP tool %s failed", spec.name)
         raise
     # The exit every tool's result takes (memory/text/wrapping.py): only the server's own wrappers, balanced, in the
-    # text; no protocol tag in any structured field. Whatever was stored and wherever a renderer put it.
+    # text and in every structured string. Whatever was stored and wherever a renderer put it.
     return CallToolResult(
         content=[TextContent(type="text", text=seal_text(rendered))],
         structured_content=seal_structured(out.model_dump(mode="json", by_alias=True)),

@@ -14,9 +14,9 @@ Two shapes leave the server:
   value, given the names of the fields that hold stored text.
 
 And one rule at the exit, whatever a renderer did (api/mcp/runner.py applies it to every tool's result):
-:func:`seal_text` leaves in a text only the server's own wrappers, balanced, and :func:`seal_structured` leaves no
-protocol tag in any string of a structured result. A stored text from before a cleaning rule, or one that reached a
-line outside the wrapper (a room name in a stats line, a hint), can then never close the wrapper early or pose as
+:func:`seal_text` leaves in a text only the server's own wrappers, balanced, and :func:`seal_structured` does the
+same for every string of a structured result. A stored text from before a cleaning rule, or one that reached a line
+outside the wrapper (a room name in a stats line, a hint), can then never close the wrapper early or pose as
 the current request.
 """
 
@@ -112,14 +112,14 @@ def seal_text(text: str) -> str:
 
 
 def seal_structured(value: Any) -> Any:
-    """A copy of a JSON-like value with every string, at any depth, through :func:`strip_protocol_tags`.
+    """A copy of a JSON-like value with every string, at any depth, through :func:`seal_text`.
 
-    Every string rather than a list of field names: a structured result carries no wrapper of its own, so no
-    string in it has a reason to hold a protocol tag, and a field added later (a coordinate built from a room name,
-    an export document) is covered without anyone remembering to list it. Types do not change, so the result still
-    matches the tool's output schema; honest text comes back as it was."""
+    Every string rather than a list of field names: a field added later (a coordinate built from a room name, an
+    export document) is covered without anyone remembering to list it, and the fields that carry a whole wrapped
+    block on purpose (the profile's and the bootstrap's ``text``) keep the server's wrapper. Types do not change,
+    so the result still matches the tool's output schema; honest text comes back as it was."""
     if isinstance(value, str):
-        return strip_protocol_tags(value)
+        return seal_text(value)
     if isinstance(value, dict):
         return {key: seal_structured(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
