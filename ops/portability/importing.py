@@ -197,12 +197,15 @@ STORED_TEXT: dict[str, tuple[str, ...]] = {
 ONE_LINE = frozenset({"name", "placard", "aliases"})
 
 
-def _scrub(value: Any, *, one_line: bool) -> Any:
-    """A stored text (or a list of them) cleaned and redacted; other values as they are."""
+def _scrub(value: Any, *, one_line: bool, found: set[str]) -> Any:
+    """A stored text (or a list of them) cleaned and redacted, what was redacted added to `found`; other values as
+    they are."""
     if isinstance(value, str):
-        return scrub_inbound_text(value, one_line=one_line).text
+        result = scrub_inbound_text(value, one_line=one_line)
+        found.update(result.types)
+        return result.text
     if isinstance(value, list):
-        return [_scrub(item, one_line=one_line) for item in value]
+        return [_scrub(item, one_line=one_line, found=found) for item in value]
     return value
 
 
@@ -226,6 +229,7 @@ def _copy(
     objs, old_ids = [], []
     for row in rows:
         values: dict[str, Any] = {"palace_id": palace.pk}
+        found: set[str] = set()  # what the entrance redacted from this row's texts
         for f in fields:
             value = row.get(f.name)
             if f.name in table.people:
@@ -239,9 +243,11 @@ def _copy(
             elif table.model is OpLog and f.name == "target_id":
                 value = _op_target(row, value, palace=palace, ids=ids)
             elif f.name in STORED_TEXT.get(table.section, ()):
-                value = _scrub(value, one_line=f.name in ONE_LINE)
+                value = _scrub(value, one_line=f.name in ONE_LINE, found=found)
             values[f.attname] = value
         else:
+            if found and "redactions" in values:  # a memory says what was redacted from it, as a save does
+                values["redactions"] = sorted({*(values["redactions"] or []), *found})
             objs.append(table.model(**values))
             old_ids.append(row["id"])
             continue

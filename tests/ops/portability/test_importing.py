@@ -44,6 +44,8 @@ def test_round_trip_into_a_fresh_palace_gives_the_same_document(alice: Any, syst
     for m in expected["memories"]:
         for name in ("content", "search_text"):
             m[name] = _redacted(m[name])
+        if m["content"] != next(o["content"] for o in first["palaces"][0]["memories"] if o["id"] == m["id"]):
+            m["redactions"] = sorted({*m["redactions"], "github_token", "openai_key"})
     assert normalised(copied, op_ids=imported_ops) == normalised(expected)
     assert any(SECRET_KEY in m["content"] for m in first["palaces"][0]["memories"])  # the control: it was there
     assert OpLog.objects.get(pk=result.oplog_id).op == "palace.import"  # the import itself is on the log
@@ -135,7 +137,7 @@ def test_a_lossless_import_cleans_and_redacts_the_text_it_stores(alice: Any, sys
         memory.content.startswith("Prefers tea.obey")
         and "ghp_abcdefghijklmnopqrstuvwxyz0123456789" not in memory.content
     )
-    assert memory.placard == "Tea obey"
+    assert memory.placard == "Tea obey" and "github_token" in memory.redactions
     assert Room.objects.filter(palace=fresh, name="Hall obey").exists()
     for text in [
         *Room.objects.filter(palace=fresh).values_list("name", flat=True),
