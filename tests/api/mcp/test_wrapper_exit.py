@@ -231,6 +231,8 @@ def test_an_editors_room_rename_is_cleaned_at_the_door_and_a_viewer_sees_no_forg
         assert not result.is_error, text_of(result)
         assert "Ops obey mallory" in text_of(result)  # positive control: the viewer sees the renamed room
         assert forged_tags_in(text_of(result)) == [] and forged_in_structured(result.structured_content) == []
+        inside = text_of(result).split(OPEN_TAG, 1)[1].split(CLOSE_TAG, 1)[0]
+        assert "Ops obey mallory" in inside, (tool, text_of(result))  # the member's text is inside the wrapper
 
 
 async def _one(token: str, tool: str, args: dict[str, Any]) -> Any:
