@@ -108,7 +108,10 @@ def slot_neighbours(*, slot: Slot, span: int = 1) -> list[Slot]:
 
 
 def room_rename(*, palace: Palace, room: Room, name: str, actor: Actor) -> Room:
-    """Give an automatically opened room a human name. Coordinates follow the new name; slots stay put."""
+    """Give an automatically opened room a human name. Coordinates follow the new name; slots stay put.
+
+    `name` arrives cleaned by the door (memory.text.scrub_inbound_text, one line: palace/ sits below memory.text);
+    the MCP exit strips protocol tags again whatever is stored (api/mcp/runner.py)."""
     name = " ".join(str(name).split())
     if not name or len(name) > MAX_ROOM_NAME or "#" in name:
         raise InvalidInput(f"a room name is 1–{MAX_ROOM_NAME} characters without '#'", field="name")

@@ -12,8 +12,10 @@ A tool (api/mcp/tools/) is an `async def` declared with `@tool` that hands `run`
    interrupted on its thread: it runs to its end, and the thread returns to the pool only then — workers.py);
 5. turns domain errors into `ToolError`s — an `isError` result with a message that says what to do; anything else
    is logged here and reaches the client as the SDK's generic "Error executing tool <name>", never a traceback;
-6. returns the text rendering (what the model reads), `structuredContent` (validated against the tool's
-   outputSchema by the SDK), and in `_meta` the milliseconds the body took; the same time goes into the
+6. returns the text rendering (what the model reads) with only the server's wrappers left in it, balanced, and
+   `structuredContent` (validated against the tool's outputSchema by the SDK) with the same rule for every string
+   (memory.text.seal_text / seal_structured: the exit every stored text takes, whatever was stored), and in
+   `_meta` the milliseconds the body took; the same time goes into the
    response's `Server-Timing` header (api/mcp/timing.py).
 
 `_invoke` is the single place a tool body runs for a caller: it runs the body acting as that caller for row-level
@@ -44,6 +46,7 @@ from api.mcp import text
 from api.mcp.registry import ToolSpec, current_tool
 from api.mcp.timing import current_timing
 from api.mcp.workers import abandon_thread
+from memory.text import seal_structured, seal_text
 from palace import rls
 from palace.errors import AtriumError, NotFound, PermissionDenied
 from palace.selectors import palace_get
@@ -185,16 +188,18 @@ async def run[Out: BaseModel](body: Callable[[ToolCall], tuple[Out, str]]) -> Ca
         token_id = current_token_id()
         out, rendered, service_ms = await _invoke_within_limit(spec, token_id, body)
     except AtriumError as exc:
-        raise ToolError(text.domain_error(exc)) from None
+        raise ToolError(seal_text(text.domain_error(exc))) from None  # a message may quote a stored name
     except ValidationError as exc:
-        raise ToolError(text.invalid_input(exc)) from None
+        raise ToolError(seal_text(text.invalid_input(exc))) from None
     except ToolError:
         raise
     except Exception:
         log.exception("MCP tool %s failed", spec.name)
         raise
+    # The exit every tool's result takes (memory/text/wrapping.py): only the server's own wrappers, balanced, in the
+    # text and in every structured string. Whatever was stored and wherever a renderer put it.
     return CallToolResult(
-        content=[TextContent(type="text", text=rendered)],
-        structured_content=out.model_dump(mode="json", by_alias=True),
+        content=[TextContent(type="text", text=seal_text(rendered))],
+        structured_content=seal_structured(out.model_dump(mode="json", by_alias=True)),
         _meta={SERVICE_MS_META: round(service_ms, 3)},
     )

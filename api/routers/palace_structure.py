@@ -26,6 +26,7 @@ from memory.search import (
     tour_thematic,
 )
 from memory.selectors import MAX_PAGE, memory_get, refurb_list, room_directory
+from memory.text import scrub_inbound_text
 from palace.errors import InvalidInput, NotFound
 from palace.selectors import palace_get
 from palace.structure import room_get, room_in, room_rename, slots_page
@@ -162,7 +163,10 @@ def rooms_rename(request: HttpRequest, palace_id: int, room_id: int, payload: Re
     room = room_in(palace_ids=[palace.pk], room_id=room_id)
     if room is None:
         raise NotFound("room not found")
-    room_rename(palace=palace, room=room, name=payload.name, actor=caller.actor)
+    # The entrance every written text takes (forged protocol tags, control characters, secrets): a room's name is
+    # shown to every member's agent in coordinates and stats. palace/ sits below memory.text, so the door cleans.
+    name = scrub_inbound_text(payload.name, one_line=True).text
+    room_rename(palace=palace, room=room, name=name, actor=caller.actor)
     return next(vars(r) for r in room_directory(palace=palace) if r.id == room.pk)
 
 

@@ -17,6 +17,8 @@ from memory.text.searchtext import (
 )
 from memory.text.textproc import chunk_text, estimate_tokens, is_low_entropy, search_text_cjk, truncate_to_chars
 from memory.text.wrapping import (
+    seal_structured,
+    seal_text,
     unwrap_memory_field,
     wrap_memory_context,
     wrap_memory_field,
@@ -39,6 +41,8 @@ __all__ = [
     "query_text",
     "redact",
     "scrub_inbound_text",
+    "seal_structured",
+    "seal_text",
     "search_text_cjk",
     "search_vector_sql",
     "strip_protocol_tags",

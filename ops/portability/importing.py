@@ -34,6 +34,7 @@ from django.utils import timezone
 
 from memory.models import Entity, HandoffVersion, Memory, ProfileVersion
 from memory.save import ItemError, SaveItem, SaveResult, memory_save_bulk
+from memory.text import scrub_inbound_text
 from ops.portability.exporting import FORMAT, TABLES, VERSION, Table, exportable_fields
 from palace import rls
 from palace.actors import Actor
@@ -184,6 +185,34 @@ def _lossless(*, section: dict[str, Any], palace: Palace, importer: int) -> Pala
     return report
 
 
+# The text a lossless import stores that a model later reads (recall, structured results, the profile): it takes the
+# entrance every written text takes (forged protocol tags and control characters removed, secrets redacted), as a
+# merge import does through the write pipeline. A document is a file anyone can edit, not a trusted copy of a palace.
+STORED_TEXT: dict[str, tuple[str, ...]] = {
+    "rooms": ("name",),
+    "memories": ("content", "placard", "epitaph", "search_text"),
+    "edges": ("resolution_reason",),
+    "entities": ("name", "aliases"),
+    "facts": ("content",),
+    "profile_versions": ("content",),
+    "handoffs": ("doing", "next_steps", "open_questions", "files"),
+    "oplog": ("reason",),
+}
+ONE_LINE = frozenset({"name", "placard", "aliases"})
+
+
+def _scrub(value: Any, *, one_line: bool, found: set[str]) -> Any:
+    """A stored text (or a list of them) cleaned and redacted, what was redacted added to `found`; other values as
+    they are."""
+    if isinstance(value, str):
+        result = scrub_inbound_text(value, one_line=one_line)
+        found.update(result.types)
+        return result.text
+    if isinstance(value, list):
+        return [_scrub(item, one_line=one_line, found=found) for item in value]
+    return value
+
+
 def _people(table: Table, row: dict[str, Any]) -> list[str]:
     return [row[p] for p in table.people if row.get(p)]
 
@@ -210,6 +239,7 @@ def _copy(
             report.skipped[reason] = report.skipped.get(reason, 0) + 1
             continue
         values: dict[str, Any] = {"palace_id": palace.pk}
+        found: set[str] = set()  # what the entrance redacted from this row's texts
         for f in fields:
             value = row.get(f.name)
             if f.name in table.people:
@@ -222,8 +252,12 @@ def _copy(
                 value = ids[table.refs[f.name]].get(value)
             elif table.model is OpLog and f.name == "target_id":
                 value = _op_target(row, value, palace=palace, ids=ids)
+            elif f.name in STORED_TEXT.get(table.section, ()):
+                value = _scrub(value, one_line=f.name in ONE_LINE, found=found)
             values[f.attname] = value
         else:
+            if found and "redactions" in values:  # a memory says what was redacted from it, as a save does
+                values["redactions"] = sorted({*(values["redactions"] or []), *found})
             objs.append(table.model(**values))
             old_ids.append(row["id"])
             continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from api.mcp import schemas
 from api.mcp.text.common import row_line, rows_text
+from memory.text import wrap_memory_context
 
 
 def _stop_line(seq: int, coordinate: str, memory: schemas.MemoryRow | None) -> str:
@@ -64,9 +65,10 @@ def stats(out: schemas.StatsOut) -> str:
         f"Pending contradictions: {out.pending_contradictions}. Without vector: {out.without_vector}.",
         "Room directory (search inside one with memory_search room=…):",
     ]
-    lines += [
+    rooms = [
         f"- {r.name} ({r.kind}): {r.slots_used}/{r.capacity} slots, {r.active} active"
         + (f" · latest: {r.latest_placard}" if r.latest_placard else "")
         for r in out.rooms
     ] or ["- no rooms yet"]
-    return "\n".join(lines)
+    # Room names and placards are stored text a member wrote: recalled history, inside the wrapper.
+    return "\n".join([*lines, wrap_memory_context("\n".join(rooms))])

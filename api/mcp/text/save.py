@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from api.mcp import schemas
 from api.mcp.text.common import flat
+from memory.text import wrap_memory_context, wrap_memory_field
 
 
 def entity_list(tags: list[schemas.EntityTagOut]) -> str:
@@ -37,8 +38,8 @@ def saved(out: schemas.SaveOut) -> str:
             line += f"; redacted {', '.join(item.redactions)}"
         if item.degraded:
             line += f"; degraded: {', '.join(item.degraded)} (saved without a vector; keyword search still finds it)"
-        if item.hint:
-            line += f" — {item.hint}"
+        if item.hint:  # it may quote another memory's placard: stored text, wrapped
+            line += f" — {wrap_memory_field(item.hint)}"
         if item.entities or item.entities_fallback or item.entities_error:
             line += "; " + entities_text(item.entities, by=item.entities_by, fallback=item.entities_fallback)
             if item.entities_error:
@@ -78,7 +79,8 @@ def restored(out: schemas.RestoreOut) -> str:
 def distilled(out: schemas.DistillOut) -> str:
     verb = "Proposed" if out.mode == "suggest" else "Applied"
     clusters = out.clusters
-    lines = [f"{verb} {len(clusters)} cluster(s) in {out.palace} (LLM configured: {out.llm_configured}):"]
+    head = f"{verb} {len(clusters)} cluster(s) in {out.palace} (LLM configured: {out.llm_configured}):"
+    lines: list[str] = []
     for c in clusters:
         line = f"- {c.kind} {', '.join(f'#{i}' for i in c.member_ids)} → {c.content!r} (by {c.producer}"
         line += f"; {c.fallback})" if c.fallback else ")"
@@ -87,8 +89,8 @@ def distilled(out: schemas.DistillOut) -> str:
         if c.skipped:
             line += f" skipped: {c.skipped}"
         lines.append(line)
-    if not clusters:
-        lines.append("Nothing to merge.")
-    elif out.mode == "suggest":
-        lines.append("Call again with mode=apply to merge them (each rule supersedes its members).")
-    return "\n".join(lines)
+    # The rules quote stored text (the members', or a model's merge of them): recalled history, inside the wrapper.
+    body = [head, wrap_memory_context("\n".join(lines))] if clusters else [head, "Nothing to merge."]
+    if clusters and out.mode == "suggest":
+        body.append("Call again with mode=apply to merge them (each rule supersedes its members).")
+    return "\n".join(body)
