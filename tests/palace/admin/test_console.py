@@ -311,7 +311,10 @@ def test_bad_input_gets_a_message_not_an_error(trail: dict[str, Any], make_user:
         )
     )
     assert "token:ID" in bad_token
-    assert keeper.get(EXPORT, {"format": "csv", "created_at__year": "not-a-year"}).status_code in (200, 400)
+    bad_year = keeper.get(EXPORT, {"format": "csv", "created_at__year": "not-a-year"})
+    assert bad_year.status_code == 400 and b"the filters are not valid" in bad_year.content
+    good_year = keeper.get(EXPORT, {"format": "csv", "created_at__year": "2026"})  # the control: a valid filter
+    assert good_year.status_code == 200 and good_year["Content-Type"].startswith("text/csv")
     assert rows_of(keeper.get(CONSOLE, {"since": "2026-02-30"})).count('id="result_list"') == 0
     assert "cannot read" in rows_of(keeper.get(CONSOLE, {"actor": "token:abc"}))
     checkout = keeper.post(f"/admin/memory/memory/{trail['mine'].pk}/checkout/", {"reason": "try"}, follow=True)
