@@ -14,6 +14,8 @@ from django.contrib import admin
 from django_celery_beat import admin as beat_admin
 from django_celery_beat.models import PeriodicTask
 
+from ops.models import ExportLinkUse
+
 ACTIONS = ("enable_tasks", "disable_tasks", "toggle_tasks", "run_tasks")
 
 
@@ -36,3 +38,21 @@ class PeriodicTaskAdmin(beat_admin.PeriodicTaskAdmin):
 
 admin.site.unregister(PeriodicTask)
 admin.site.register(PeriodicTask, PeriodicTaskAdmin)
+
+
+@admin.register(ExportLinkUse)
+class ExportLinkUseAdmin(admin.ModelAdmin):
+    """Which export links were spent, by whom and when (a link downloads once). Read-only: the download writes the
+    row in the transaction that builds the file, and the links' life prunes them."""
+
+    list_display = ("nonce", "user_id", "used_at")
+    ordering = ("-used_at",)
+
+    def has_add_permission(self, request: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
+        return False

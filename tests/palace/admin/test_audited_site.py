@@ -199,6 +199,14 @@ def _handoff_version(w: World) -> Any:
     return handoff_save(palace=w.project, actor=Actor.for_user(w.alice), data=data, expected_version=0)
 
 
+def _export_link_use(w: World) -> Any:
+    from django.utils import timezone
+
+    from ops.models import ExportLinkUse
+
+    return ExportLinkUse.objects.create(nonce="n-audit", user_id=w.alice.pk, used_at=timezone.now())
+
+
 def _access_record(w: World) -> Any:
     from memory.models import AccessRecord
 
@@ -254,6 +262,7 @@ WALKS: dict[str, Walk] = {
     "memory.profileversion": Walk(_profile_version),
     "memory.handoffversion": Walk(_handoff_version),
     "memory.accessrecord": Walk(_access_record),
+    "ops.exportlinkuse": Walk(_export_link_use),
     "memory.searchbatch": Walk(_search_batch),
     "review.reviewcard": Walk(_card, {"active": None}, lambda w: _card_form(w)),
     "django_celery_beat.periodictask": Walk(
