@@ -467,6 +467,14 @@ ATRIUM_BACKUP_KEEP = env_int("ATRIUM_BACKUP_KEEP", 7, minimum=1)
 # Limits on what one request may carry.
 ATRIUM_MAX_CONTENT_CHARS = env_int("ATRIUM_MAX_CONTENT_CHARS", 20000, minimum=100)
 ATRIUM_MCP_MAX_BODY_BYTES = env_int("ATRIUM_MCP_MAX_BODY_BYTES", 1_000_000, minimum=1024)
+# Every other request's body (config/bodylimit.py, in front of Django): at most this many bytes (413 beyond, refused
+# before it is read when Content-Length says so), except POST /api/v1/import, which takes a whole export document.
+# Each body must arrive within ATRIUM_BODY_TIMEOUT seconds (408 otherwise).
+ATRIUM_MAX_BODY_BYTES = env_int("ATRIUM_MAX_BODY_BYTES", 1_000_000, minimum=1024)
+ATRIUM_MAX_IMPORT_BYTES = env_int("ATRIUM_MAX_IMPORT_BYTES", 20_000_000, minimum=1024)
+ATRIUM_BODY_TIMEOUT = env_float("ATRIUM_BODY_TIMEOUT", 60.0, low=0.1)
+# Django's own check on `request.body` comes after the body reader above: it must not refuse what that one allows.
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(ATRIUM_MAX_BODY_BYTES, ATRIUM_MAX_IMPORT_BYTES)
 # The MCP endpoint's ORM threads (api/mcp/workers.py): how many, and how long each keeps its database connection.
 ATRIUM_MCP_THREADS = env_int("ATRIUM_MCP_THREADS", 8, minimum=1)
 ATRIUM_MCP_DB_CONN_MAX_AGE = env_int("ATRIUM_MCP_DB_CONN_MAX_AGE", 300, minimum=0)
