@@ -203,6 +203,11 @@ ATRIUM_PUBLIC_URL = env("ATRIUM_PUBLIC_URL", "")
 ATRIUM_HOST = env("ATRIUM_HOST", "127.0.0.1")
 ATRIUM_PORT = env_int("ATRIUM_PORT", 8000, minimum=1)
 ATRIUM_WORKER_CONCURRENCY = env_int("ATRIUM_WORKER_CONCURRENCY", 1, minimum=1)
+# Each web process of `atrium up` (ops/management/commands/up.py): at most this many connections and tasks at once
+# (uvicorn --limit-concurrency; 503 beyond; 0 = no limit), and an idle keep-alive connection closed after this many
+# seconds (--timeout-keep-alive).
+ATRIUM_WEB_LIMIT_CONCURRENCY = env_int("ATRIUM_WEB_LIMIT_CONCURRENCY", 200, minimum=0)
+ATRIUM_WEB_KEEP_ALIVE = env_int("ATRIUM_WEB_KEEP_ALIVE", 5, minimum=1)
 
 INSTALLED_APPS = [
     "palace.apps.AtriumAdminConfig",  # django.contrib.admin with the audited site (palace/admin_site.py)
