@@ -33,6 +33,7 @@ from api.mcp.body import BodyRefused, ClientGone, read_body, refuse, replay  # n
 from api.mcp.server import build_mcp_app, mcp  # noqa: E402
 from api.mcp.timing import HEADER, RequestTiming, current_timing  # noqa: E402
 from api.mcp.workers import OrmWorkers  # noqa: E402
+from config.bodylimit import BodyLimit, BodyRule  # noqa: E402
 from config.middleware import DATABASE_DOWN_MESSAGE, RETRY_AFTER_SECONDS  # noqa: E402
 from panel.origin import SameOriginValidator  # noqa: E402
 from panel.routing import websocket_urlpatterns  # noqa: E402
@@ -40,6 +41,7 @@ from panel.routing import websocket_urlpatterns  # noqa: E402
 logger = logging.getLogger(__name__)
 mcp_app = build_mcp_app()
 MCP_PATHS = {"/mcp", "/mcp/"}
+IMPORT_PATHS = {"/api/v1/import", "/api/v1/import/"}
 websocket_app = SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
 
 Scope = dict[str, Any]
@@ -178,7 +180,25 @@ async def _database_guarded(app: Any, scope: Scope, receive: Any, send: Any) -> 
         await send(message)
 
 
-async def application(scope: Scope, receive: Any, send: Any) -> None:
+def body_rule(scope: Scope) -> BodyRule:
+    """How large a request's body may be, and how long it may take to arrive (config/bodylimit.py)."""
+    path = scope["path"]
+    if path in MCP_PATHS:
+        return BodyRule(
+            settings.ATRIUM_MCP_MAX_BODY_BYTES,
+            "ATRIUM_MCP_MAX_BODY_BYTES",
+            settings.ATRIUM_MCP_BODY_TIMEOUT,
+            "ATRIUM_MCP_BODY_TIMEOUT",
+            json_rpc=True,
+        )
+    if path in IMPORT_PATHS and scope["method"] == "POST":
+        limit, name = settings.ATRIUM_MAX_IMPORT_BYTES, "ATRIUM_MAX_IMPORT_BYTES"
+    else:
+        limit, name = settings.ATRIUM_MAX_BODY_BYTES, "ATRIUM_MAX_BODY_BYTES"
+    return BodyRule(limit, name, settings.ATRIUM_BODY_TIMEOUT, "ATRIUM_BODY_TIMEOUT")
+
+
+async def dispatch(scope: Scope, receive: Any, send: Any) -> None:
     kind = scope["type"]
     if kind == "lifespan":
         while True:
@@ -196,3 +216,7 @@ async def application(scope: Scope, receive: Any, send: Any) -> None:
         await websocket_app(scope, receive, send)
     else:
         await django_app(scope, receive, send)
+
+
+# Every HTTP body passes one bounded reader before Django or the MCP endpoint sees it (config/bodylimit.py).
+application = BodyLimit(dispatch, body_rule)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun, worker_process_init
+from celery.signals import celeryd_init, task_postrun, task_prerun, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 from config.prepare import prepare_process
@@ -17,6 +17,16 @@ prepare_process()
 app = Celery("atrium")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@celeryd_init.connect
+def _no_session_timeouts(**_: object) -> None:
+    # The worker's jobs are long by nature (config/dbtimeouts.py); the pool's processes inherit this by fork.
+    from django.conf import settings
+
+    from config.dbtimeouts import lift_session_timeouts
+
+    lift_session_timeouts(settings.DATABASES, settings.ATRIUM_DB_SESSION_OPTIONS)
 
 
 @worker_process_init.connect

@@ -122,6 +122,14 @@ def _prepare(argv: list[str]) -> None:
     if command in NO_DATABASE or tuple(argv[1:3]) in NO_DATABASE_SUBCOMMANDS or command not in get_commands():
         return  # Django itself answers an unknown command
     start_embedded_database()
+    # The operator's commands are long by nature (migrate builds indexes, import and export walk whole palaces):
+    # the server's statement and idle-transaction timeouts are for requests, not for them. `up` too: it only
+    # migrates and supervises; the web processes it starts load the settings afresh, with the timeouts.
+    from django.conf import settings
+
+    from config.dbtimeouts import lift_session_timeouts
+
+    lift_session_timeouts(settings.DATABASES, settings.ATRIUM_DB_SESSION_OPTIONS)
     if command not in NO_MIGRATE_FIRST:
         _migrate_first()
 

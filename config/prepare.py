@@ -46,7 +46,11 @@ def start_embedded_database() -> None:
     os.environ.update(ATRIUM_HOME=str(settings.ATRIUM_HOME), DATABASE_URL=url, ATRIUM_EMBEDDED_POSTGRES="1")
     # In place: Django's connection handler holds this very dict (and may already have read it), but nothing has
     # connected yet, so the first connection goes to the server just started.
-    settings.DATABASES["default"].update(database_from_url(url, conn_max_age=settings.ATRIUM_DB_CONN_MAX_AGE))
+    settings.DATABASES["default"].update(
+        database_from_url(
+            url, conn_max_age=settings.ATRIUM_DB_CONN_MAX_AGE, session_options=settings.ATRIUM_DB_SESSION_OPTIONS
+        )
+    )
 
 
 def prepare_process() -> None:

@@ -137,12 +137,24 @@ def env_outbound_url(name: str) -> str:
     return url
 
 
-def database_from_url(url: str, *, conn_max_age: int) -> dict[str, object]:
-    """Django's DATABASES entry for a postgresql:// URL (ValueError for any other scheme)."""
+def session_timeouts(*, statement: float, idle_in_transaction: float) -> str:
+    """libpq `options` that set both timeouts for every connection at its start (0: no limit): no extra round trip
+    per connection, and `SET` on the connection overrides them (config/dbtimeouts.py)."""
+    return (
+        f"-c statement_timeout={round(statement * 1000)} "
+        f"-c idle_in_transaction_session_timeout={round(idle_in_transaction * 1000)}"
+    )
+
+
+def database_from_url(url: str, *, conn_max_age: int, session_options: str = "") -> dict[str, object]:
+    """Django's DATABASES entry for a postgresql:// URL (ValueError for any other scheme); `session_options` is
+    added to any `options` the URL carries."""
     parts = urlsplit(url)
     if parts.scheme not in {"postgres", "postgresql", "pgsql"}:
         raise ValueError(f"must be a postgresql:// URL, not {parts.scheme}://")
     query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    if session_options:
+        query["options"] = f"{query.get('options', '')} {session_options}".strip()
     host = query.pop("host", "") or (unquote(parts.hostname) if parts.hostname else "")
     port = query.pop("port", "") or (str(parts.port) if parts.port else "")
     return {
@@ -191,6 +203,11 @@ ATRIUM_PUBLIC_URL = env("ATRIUM_PUBLIC_URL", "")
 ATRIUM_HOST = env("ATRIUM_HOST", "127.0.0.1")
 ATRIUM_PORT = env_int("ATRIUM_PORT", 8000, minimum=1)
 ATRIUM_WORKER_CONCURRENCY = env_int("ATRIUM_WORKER_CONCURRENCY", 1, minimum=1)
+# Each web process of `atrium up` (ops/management/commands/up.py): at most this many connections and tasks at once
+# (uvicorn --limit-concurrency; 503 beyond; 0 = no limit), and an idle keep-alive connection closed after this many
+# seconds (--timeout-keep-alive).
+ATRIUM_WEB_LIMIT_CONCURRENCY = env_int("ATRIUM_WEB_LIMIT_CONCURRENCY", 200, minimum=0)
+ATRIUM_WEB_KEEP_ALIVE = env_int("ATRIUM_WEB_KEEP_ALIVE", 5, minimum=1)
 
 INSTALLED_APPS = [
     "palace.apps.AtriumAdminConfig",  # django.contrib.admin with the audited site (palace/admin_site.py)
@@ -256,16 +273,34 @@ TEMPLATES = [
 
 DATABASE_URL = env("DATABASE_URL")
 ATRIUM_DB_CONN_MAX_AGE = env_int("ATRIUM_DB_CONN_MAX_AGE", 0, minimum=0)
+# Seconds one SQL statement may run, and a transaction may sit idle, on the server's connections (0: no limit), so
+# one slow or stuck request cannot hold a connection and its locks for ever. The worker's jobs and the `atrium`
+# commands (migrate, import, export, backup, …) run without them (config/dbtimeouts.py).
+ATRIUM_DB_STATEMENT_TIMEOUT = env_float("ATRIUM_DB_STATEMENT_TIMEOUT", 30.0, low=0.0)
+ATRIUM_DB_IDLE_IN_TRANSACTION_TIMEOUT = env_float("ATRIUM_DB_IDLE_IN_TRANSACTION_TIMEOUT", 60.0, low=0.0)
+ATRIUM_DB_SESSION_OPTIONS = session_timeouts(
+    statement=ATRIUM_DB_STATEMENT_TIMEOUT, idle_in_transaction=ATRIUM_DB_IDLE_IN_TRANSACTION_TIMEOUT
+)
 # Without DATABASE_URL, the embedded PostgreSQL under ATRIUM_HOME/pg. Settings do not start it: the entry points
 # (config/prepare.py) start or join it before Django connects and point DATABASES at the socket it chose. Until then
 # DATABASES names the socket directory the server uses when the path is short enough (the data directory itself).
 ATRIUM_EMBEDDED_POSTGRES = not DATABASE_URL or os.environ.get("ATRIUM_EMBEDDED_POSTGRES") == "1"
 _embedded_guess = f"postgresql://postgres@/atrium?host={quote(str(ATRIUM_HOME / 'pg'))}"
 try:
-    DATABASES = {"default": database_from_url(DATABASE_URL or _embedded_guess, conn_max_age=ATRIUM_DB_CONN_MAX_AGE)}
+    DATABASES = {
+        "default": database_from_url(
+            DATABASE_URL or _embedded_guess,
+            conn_max_age=ATRIUM_DB_CONN_MAX_AGE,
+            session_options=ATRIUM_DB_SESSION_OPTIONS,
+        )
+    }
 except ValueError as exc:
     _problem("atrium.E006", "DATABASE_URL", str(exc))
-    DATABASES = {"default": database_from_url(_embedded_guess, conn_max_age=ATRIUM_DB_CONN_MAX_AGE)}
+    DATABASES = {
+        "default": database_from_url(
+            _embedded_guess, conn_max_age=ATRIUM_DB_CONN_MAX_AGE, session_options=ATRIUM_DB_SESSION_OPTIONS
+        )
+    }
 # Read by ops/embedded.py when it starts the embedded server; checked here with everything else.
 if env("ATRIUM_PG_SHARED_BUFFERS"):
     env_int("ATRIUM_PG_SHARED_BUFFERS", 0, minimum=16)
@@ -467,6 +502,14 @@ ATRIUM_BACKUP_KEEP = env_int("ATRIUM_BACKUP_KEEP", 7, minimum=1)
 # Limits on what one request may carry.
 ATRIUM_MAX_CONTENT_CHARS = env_int("ATRIUM_MAX_CONTENT_CHARS", 20000, minimum=100)
 ATRIUM_MCP_MAX_BODY_BYTES = env_int("ATRIUM_MCP_MAX_BODY_BYTES", 1_000_000, minimum=1024)
+# Every other request's body (config/bodylimit.py, in front of Django): at most this many bytes (413 beyond, refused
+# before it is read when Content-Length says so), except POST /api/v1/import, which takes a whole export document.
+# Each body must arrive within ATRIUM_BODY_TIMEOUT seconds (408 otherwise).
+ATRIUM_MAX_BODY_BYTES = env_int("ATRIUM_MAX_BODY_BYTES", 1_000_000, minimum=1024)
+ATRIUM_MAX_IMPORT_BYTES = env_int("ATRIUM_MAX_IMPORT_BYTES", 20_000_000, minimum=1024)
+ATRIUM_BODY_TIMEOUT = env_float("ATRIUM_BODY_TIMEOUT", 60.0, low=0.1)
+# Django's own check on `request.body` comes after the body reader above: it must not refuse what that one allows.
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(ATRIUM_MAX_BODY_BYTES, ATRIUM_MAX_IMPORT_BYTES)
 # The MCP endpoint's ORM threads (api/mcp/workers.py): how many, and how long each keeps its database connection.
 ATRIUM_MCP_THREADS = env_int("ATRIUM_MCP_THREADS", 8, minimum=1)
 ATRIUM_MCP_DB_CONN_MAX_AGE = env_int("ATRIUM_MCP_DB_CONN_MAX_AGE", 300, minimum=0)

@@ -20,6 +20,16 @@ SORTS = ORDERS  # newest first ("new") or along the tour route ("route")
 CURSOR_CHARS = 120
 
 
+# The deepest offset a panel list pages to, as the REST API's (api/pagination.py MAX_OFFSET; the panel may not import
+# api): deeper is a scan for nothing, and a number past bigint reached PostgreSQL's OFFSET as a 500.
+MAX_OFFSET = 100_000
+
+
+def offset_in_bounds(raw: Any) -> int:
+    """A page offset from a query string: 0 for junk or below, MAX_OFFSET at most."""
+    return min(max(0, int_or_none(raw) or 0), MAX_OFFSET)
+
+
 def int_or_none(raw: Any) -> int | None:
     try:
         return int(raw) if raw not in (None, "") else None

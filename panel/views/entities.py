@@ -28,7 +28,7 @@ from memory.knowledge import (
 from memory.models import Entity
 from palace.errors import AtriumError, InvalidInput, NotFound
 from palace.selectors import WRITE_ROLES, role_in
-from panel.forms import int_or_none
+from panel.forms import int_or_none, offset_in_bounds
 from panel.frame import actor_of, domain_errors, is_partial, page
 from panel.scope import scope_for
 
@@ -65,7 +65,7 @@ def entities(request: HttpRequest) -> HttpResponse:
 
 
 def _detail(request: HttpRequest, entity: Entity, *, error: str = "", status: int = 200) -> HttpResponse:
-    offset = max(0, int_or_none(request.GET.get("offset")) or 0)
+    offset = offset_in_bounds(request.GET.get("offset"))
     writable = role_in(user=request.user, palace=entity.palace) in WRITE_ROLES
     others = (
         entity_list(palace_ids=[entity.palace_id], order="name", besides=entity.pk)[:MERGE_CHOICES] if writable else []

@@ -186,3 +186,16 @@ def test_list_and_entity_page_cost_the_same_queries_at_any_size(
         client.get(url, **headers)  # warm the process caches
         with django_assert_num_queries(pinned):
             assert client.get(url, **headers).status_code == 200
+
+
+@pytest.mark.parametrize("offset", ["100001", str(10**30)])
+def test_an_offset_past_the_bound_is_clamped_not_a_server_error(
+    alice: Any, client_for: Any, lexicon: dict[str, Entity], offset: str
+) -> None:
+    carol = lexicon["carol"]
+    client = client_for(alice)
+    # Positive control: the first page lists carol's memories.
+    assert "Carol is on call" in client.get(f"/entities/{carol.pk}/").content.decode()
+    response = client.get(f"/entities/{carol.pk}/?offset={offset}", HTTP_HX_REQUEST="true")
+    assert response.status_code == 200  # before: 10**30 reached PostgreSQL's OFFSET as an out-of-range bigint
+    assert "Carol is on call" not in response.content.decode()

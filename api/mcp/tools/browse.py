@@ -11,6 +11,7 @@ from pydantic import Field
 from api.mcp import mapping, schemas, text
 from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
+from api.pagination import MAX_OFFSET
 from memory.models import Memory
 from memory.search import edge_neighbours, tour_fixed, tour_thematic
 from memory.selectors import memory_get, memory_list
@@ -29,7 +30,7 @@ async def memory_timeline(
     project: schemas.Project = None,
     limit: Annotated[int, Field(ge=1, le=100, description="Rows per page (1–100).")] = 20,
     cursor: Annotated[str | None, Field(max_length=200, description="From a previous page (created order).")] = None,
-    offset: Annotated[int, Field(ge=0, le=1_000_000, description="Stops to skip (tour order).")] = 0,
+    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, description="Stops to skip (tour order).")] = 0,
 ) -> Annotated[CallToolResult, schemas.TimelineOut]:
     """Browse a palace's memories in order rather than by relevance: by creation time (newest first), or along the
     palace's fixed tour route (slot order, each row with its room#slot and route position) to re-walk the palace.
@@ -89,7 +90,7 @@ async def memory_tour(
     theme: Annotated[str, Field(max_length=500, description="Required for thematic tours.")] = "",
     stops: Annotated[int, Field(ge=3, le=7, description="Thematic stops (3–7).")] = 5,
     project: schemas.Project = None,
-    offset: Annotated[int, Field(ge=0, le=1_000_000)] = 0,
+    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0,
     limit: Annotated[int, Field(ge=1, le=500)] = 50,
 ) -> Annotated[CallToolResult, schemas.TourOut]:
     """Walk a palace in a stable order. `fixed` follows the palace's route slot by slot (the same order every time,

@@ -46,6 +46,18 @@ def port_free(host: str, port: int) -> bool:
     return True
 
 
+def uvicorn_argv(host: str, port: int) -> list[str]:
+    """One web process. Its connections and tasks are bounded (ATRIUM_WEB_LIMIT_CONCURRENCY: 503 beyond, so a flood
+    of requests queues nowhere) and an idle keep-alive connection is closed after ATRIUM_WEB_KEEP_ALIVE seconds; each
+    request body is bounded in config/bodylimit.py."""
+    argv = [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", host, "--port", str(port)]
+    argv += ["--lifespan", "on", "--log-level", "warning", "--proxy-headers"]
+    argv += ["--timeout-keep-alive", str(settings.ATRIUM_WEB_KEEP_ALIVE)]
+    if settings.ATRIUM_WEB_LIMIT_CONCURRENCY:
+        argv += ["--limit-concurrency", str(settings.ATRIUM_WEB_LIMIT_CONCURRENCY)]
+    return argv
+
+
 class UpLock:
     """One `atrium up` per ATRIUM_HOME. A lock whose process is gone is stale and is taken over."""
 
@@ -118,25 +130,7 @@ class Command(BaseCommand):
             if settings.ATRIUM_EMBEDDED_REDIS:
                 env["ATRIUM_EMBEDDED_REDIS"] = "1"
             for p in ports:
-                self._spawn(
-                    "web" if webs == 1 else f"web:{p}",
-                    [
-                        sys.executable,
-                        "-m",
-                        "uvicorn",
-                        "config.asgi:application",
-                        "--host",
-                        host,
-                        "--port",
-                        str(p),
-                        "--lifespan",
-                        "on",
-                        "--log-level",
-                        "warning",
-                        "--proxy-headers",
-                    ],
-                    env,
-                )
+                self._spawn("web" if webs == 1 else f"web:{p}", uvicorn_argv(host, p), env)
             if not opts["no_worker"]:
                 # Background jobs embed with one thread and leave the other core to interactive saves and searches.
                 worker_env = {"OMP_NUM_THREADS": "1", **env}

@@ -101,3 +101,22 @@ def test_tools_list_states_the_content_limit_on_every_content_argument(tokens: d
     assert with_content == {"memory_save", "memory_update", "memory_resolve", "memory_profile_edit"}
     assert _max_length(schemas["memory_profile_edit"]["properties"]["content"]) == 4000
     assert _max_length({"type": "string"}) is None  # control: a missing limit reads as None
+
+
+def test_tour_offsets_are_bounded_like_the_rest_apis(tokens: dict[str, str]) -> None:
+    from api.pagination import MAX_OFFSET
+
+    _save(tokens["alice"], "The kettle is by the window.")
+    calls = [
+        ("memory_tour", {"mode": "fixed", "offset": 0}),
+        ("memory_timeline", {"order": "tour", "offset": 0}),
+        ("memory_tour", {"mode": "fixed", "offset": MAX_OFFSET + 1}),
+        ("memory_timeline", {"order": "tour", "offset": MAX_OFFSET + 1}),
+        ("memory_tour", {"mode": "fixed", "offset": MAX_OFFSET}),
+    ]
+    tour, timeline, *refused, deepest = run(call_each(tokens["alice"], calls))
+    assert not tour.is_error and not timeline.is_error, text_of(tour) + text_of(timeline)
+    assert "kettle" in text_of(tour) and "kettle" in text_of(timeline)
+    for result in refused:
+        assert result.is_error and "offset" in text_of(result), text_of(result)
+    assert not deepest.is_error and "kettle" not in text_of(deepest)  # at the bound: an empty page, not an error
