@@ -39,8 +39,8 @@ def _uid(user: AbstractBaseUser | AnonymousUser | None) -> int:
 
 
 def palaces_readable(*, user: AbstractBaseUser | AnonymousUser | None, kind: str | None = None) -> QuerySet[Palace]:
-    """The palaces `user` may read: those they are an accepted member of (any role); only those of `kind` when given (then
-    ordered by their key, as a list of projects is shown)."""
+    """The palaces `user` may read: those they are an accepted member of (any role); only those of `kind` when
+    given (then ordered by their key, as a list of projects is shown)."""
     if not _active(user):
         return Palace.objects.none()
     assert user is not None

@@ -1,6 +1,7 @@
 """Projects: the caller's project palaces with a create form and their invitations (Accept, Decline), and one
-project's members with the owner's forms (invite, change role, remove, transfer ownership) and everyone's Leave. The services (palace/membership.py) decide
-who may do what; these views validate the form, call one, and show its answer."""
+project's members with the owner's forms (invite, change role, remove, transfer ownership) and everyone's Leave.
+The services (palace/membership.py) decide who may do what; these views validate the form, call one, and show its
+answer."""
 
 from __future__ import annotations
 
