@@ -83,8 +83,8 @@ def _membership(palace: Palace, username: str) -> Membership:
 
 def _other_owners(palace: Palace, membership: Membership) -> int:
     # Lock every owner row, so two owners demoting each other at once cannot leave the project without one.
-    owners = Membership.objects.select_for_update().filter(palace=palace, role=OWNER, state=ACCEPTED)
-    owners = list(owners.values_list("pk", flat=True))
+    rows = Membership.objects.select_for_update().filter(palace=palace, role=OWNER, state=ACCEPTED)
+    owners = list(rows.values_list("pk", flat=True))
     return len([pk for pk in owners if pk != membership.pk])
 
 

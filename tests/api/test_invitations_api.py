@@ -12,7 +12,7 @@ from memory.models import Memory
 from palace.models import Membership, OpLog, Palace
 from palace.rls import acting_as
 from tests.api.conftest import Api
-from tests.api.test_search_api import remember
+from tests.fakes.memories import remember
 
 ORIGIN = "https://github.com/team/secret"
 SECRET = "The secret launch codename is Bluebird and it ships in March"
@@ -128,7 +128,7 @@ def test_the_inviter_cannot_tell_an_unknown_name_from_an_unanswered_invitation(
         ("invitation", None, "nobody-here"),
     ]
     assert Membership.objects.filter(palace=palace).count() == 2  # alice and bob's one pending row, nothing for ghost
-    # control: an accepted member is a 409 (the members list shows them anyway), so the equal answers above mean something
+    # control: an accepted member is a 409 (the members list shows them), so the equal answers above mean something
     api_for(bob).post(f"/api/v1/palaces/{palace.pk}/accept")
     assert owner.post(url, {"username": "bob", "role": "viewer"})[0] == 409
 
