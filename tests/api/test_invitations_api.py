@@ -37,6 +37,7 @@ def _sees(api: Api, palace: Palace, memory: Memory) -> dict[str, bool]:
         "memory list": api.get("/api/v1/memories", project=ORIGIN)[0] == 200,
         "members": api.get(f"/api/v1/palaces/{palace.pk}/members")[0] == 200,
         "rooms": api.get(f"/api/v1/palaces/{palace.pk}/rooms")[0] == 200,
+        "profile": api.get("/api/v1/profile.txt", project=ORIGIN)[0] == 200,
     }
 
 
