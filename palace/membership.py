@@ -1,15 +1,21 @@
 """Project members managed by the people in them (the panel's Projects page and REST): create a project, invite,
-change a role, remove, leave, transfer ownership.
+accept or decline an invitation, change a role, remove, leave, transfer ownership.
 
 The acting person comes from the door (session or verified token). Every change writes an op row in its
 transaction. Answers match the rest of Atrium: a project the actor is not a member of is `NotFound` (like one that
 does not exist), a member who is not an owner gets `PermissionDenied`, and a project always keeps at least one owner
 (removing, demoting or the leaving of the last owner is a `Conflict` that says what to do instead). An unknown user
 is `NotFound`; a personal palace, which has exactly one member, is a `Conflict`.
+
+An invitation is a pending membership that grants nothing until the invited person accepts it (consent: nobody is
+put into someone else's search and profile). The inviter gets one answer whether the name is an active user or not,
+and pending invitations are not listed to the project, so inviting is no oracle for who exists or who has answered.
+The operator's `atrium project` command adds members directly (palace/services.member_set).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth import get_user_model
@@ -26,6 +32,9 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
 
 OWNER = Membership.Role.OWNER
+ACCEPTED = Membership.State.ACCEPTED
+PENDING = Membership.State.PENDING
+NO_INVITATION = "no invitation to this palace is waiting for you"
 LAST_OWNER = "a project always keeps an owner: make another member owner first"
 ONLY_OWNERS = "only an owner of this project can manage its members"
 
@@ -41,7 +50,7 @@ def _project(*, actor: Actor, palace_id: int) -> tuple[Palace, str]:
     palace = palace_get(user=_me(actor), palace_id=palace_id)
     if palace.kind != Palace.Kind.PROJECT:
         raise Conflict("a personal palace has exactly one member; members belong to project palaces")
-    mine = Membership.objects.select_for_update().filter(palace=palace, user_id=_me(actor).pk).first()
+    mine = Membership.objects.select_for_update().filter(palace=palace, user_id=_me(actor).pk, state=ACCEPTED).first()
     if mine is None:  # removed between the two reads
         raise NotFound("palace not found")
     return palace, mine.role
@@ -60,18 +69,11 @@ def _role(role: str) -> str:
     return role
 
 
-def _user(username: str) -> Any:
-    user = get_user_model().objects.filter(username=(username or "").strip(), is_active=True).first()
-    if user is None:
-        raise NotFound(f"no active user named {username!r}")
-    return user
-
-
 def _membership(palace: Palace, username: str) -> Membership:
     row = (
         Membership.objects.select_for_update()
         .select_related("user")
-        .filter(palace=palace, user__username=(username or "").strip())
+        .filter(palace=palace, user__username=(username or "").strip(), state=ACCEPTED)
         .first()
     )
     if row is None:
@@ -81,7 +83,8 @@ def _membership(palace: Palace, username: str) -> Membership:
 
 def _other_owners(palace: Palace, membership: Membership) -> int:
     # Lock every owner row, so two owners demoting each other at once cannot leave the project without one.
-    owners = list(Membership.objects.select_for_update().filter(palace=palace, role=OWNER).values_list("pk", flat=True))
+    rows = Membership.objects.select_for_update().filter(palace=palace, role=OWNER, state=ACCEPTED)
+    owners = list(rows.values_list("pk", flat=True))
     return len([pk for pk in owners if pk != membership.pk])
 
 
@@ -101,17 +104,86 @@ def project_create_for(*, origin: str, name: str = "", actor: Actor) -> Palace:
     return project_create(origin=origin, owner=_me(actor), name=(name or "").strip()[:200], actor=actor)
 
 
-def member_invite(*, palace_id: int, username: str, role: str, actor: Actor) -> Membership:
-    """Add a user to a project with a role (owners only)."""
+@dataclass(frozen=True)
+class Invitation:
+    """What the inviter is told: the same for a name that is no active user and for one who has not answered."""
+
+    username: str
+    role: str
+    state: str = PENDING
+
+
+def member_invite(*, palace_id: int, username: str, role: str, actor: Actor) -> Invitation:
+    """Invite a user to a project with a role (owners only): a pending membership that grants nothing until they
+    accept. Inviting someone already invited changes the role offered. An accepted member is a `Conflict` (the
+    members list shows them anyway)."""
+    name = (username or "").strip()
     with transaction.atomic():
         palace = _owned(actor=actor, palace_id=palace_id)
-        user = _user(username)
         role = _role(role)
-        if Membership.objects.filter(palace=palace, user_id=user.pk).exists():
-            raise Conflict(f"{user.get_username()} is already a member; change their role instead")
-        membership = Membership.objects.create(palace=palace, user_id=user.pk, role=role)
-        _log("member.set", actor=actor, palace=palace, user=user, role=role, previous=None)
-    return membership
+        user = get_user_model().objects.filter(username=name, is_active=True).first()
+        row = Membership.objects.select_for_update().filter(palace=palace, user_id=user.pk).first() if user else None
+        if row is not None and row.state == ACCEPTED:
+            raise Conflict(f"{name} is already a member; change their role instead")
+        if row is not None:
+            row.role = role
+            row.save(update_fields=["role"])
+        elif user is not None:
+            Membership.objects.create(palace=palace, user_id=user.pk, role=role, state=PENDING)
+        # No user id on the row: the op log is readable by the project, and must not tell who exists either.
+        oplog_write(
+            op="member.invite",
+            actor=actor,
+            palace=palace,
+            target_kind="invitation",
+            detail={"user": name, "role": role},
+        )
+    return Invitation(username=name, role=role)
+
+
+def invitations_pending(*, actor: Actor) -> list[Membership]:
+    """The acting person's invitations waiting for an answer, with their projects, oldest first."""
+    rows = Membership.objects.filter(user_id=_me(actor).pk, state=PENDING).select_related("palace")
+    return list(rows.order_by("created_at", "pk"))
+
+
+def _invitation(*, actor: Actor, palace_id: int) -> Membership:
+    # One answer for a missing palace, one never offered, and one already answered (no existence oracle).
+    row = (
+        Membership.objects.select_for_update()
+        .select_related("palace", "user")
+        .filter(palace_id=palace_id, user_id=_me(actor).pk, state=PENDING)
+        .first()
+    )
+    if row is None:
+        raise NotFound(NO_INVITATION)
+    return row
+
+
+def invitation_accept(*, palace_id: int, actor: Actor) -> Membership:
+    """The invited person accepts: from now on the membership grants its role."""
+    with transaction.atomic():
+        row = _invitation(actor=actor, palace_id=palace_id)
+        row.state = ACCEPTED
+        row.save(update_fields=["state"])
+        _log("member.accept", actor=actor, palace=row.palace, user=row.user, role=row.role)
+    return row
+
+
+def invitation_decline(*, palace_id: int, actor: Actor) -> None:
+    """The invited person declines: the invitation is gone. The op row is the decliner's own (no palace), so the
+    project learns nothing from it."""
+    with transaction.atomic():
+        row = _invitation(actor=actor, palace_id=palace_id)
+        palace, user = row.palace, row.user
+        row.delete()
+        oplog_write(
+            op="member.decline",
+            actor=actor,
+            target_kind="palace",
+            target_id=palace.pk,
+            detail={"user": user.get_username(), "role": row.role, "project": palace.label},
+        )
 
 
 def member_role_change(*, palace_id: int, username: str, role: str, actor: Actor) -> Membership:
@@ -174,6 +246,8 @@ def project_members(*, palace_id: int, actor: Actor) -> tuple[Palace, str, list[
     palace = palace_get(user=_me(actor), palace_id=palace_id)
     if palace.kind != Palace.Kind.PROJECT:
         raise NotFound("project not found")
-    rows = list(Membership.objects.filter(palace=palace).select_related("user").order_by("user__username"))
+    rows = list(
+        Membership.objects.filter(palace=palace, state=ACCEPTED).select_related("user").order_by("user__username")
+    )
     mine = next((m.role for m in rows if m.user_id == _me(actor).pk), "")
     return palace, mine, rows

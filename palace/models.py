@@ -46,9 +46,16 @@ class Membership(models.Model):
         EDITOR = "editor"
         VIEWER = "viewer"
 
+    class State(models.TextChoices):
+        # An owner's invitation is pending and grants nothing (no read, no write, not in any default list, not in
+        # row-level security's palaces) until the invited person accepts it; the operator's CLI adds accepted rows.
+        PENDING = "pending"
+        ACCEPTED = "accepted"
+
     palace = models.ForeignKey(Palace, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=16, choices=Role.choices)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.ACCEPTED)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

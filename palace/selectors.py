@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
 WRITE_ROLES = (Membership.Role.OWNER, Membership.Role.EDITOR)
+# Only an accepted membership grants anything: an invitation (pending) is not read access, not write access, and not
+# in any list of the invitee's palaces (row-level security's functions, palace 0005, say the same).
+ACCEPTED = Membership.State.ACCEPTED
 
 
 def _active(user: AbstractBaseUser | AnonymousUser | None) -> bool:
@@ -36,12 +39,12 @@ def _uid(user: AbstractBaseUser | AnonymousUser | None) -> int:
 
 
 def palaces_readable(*, user: AbstractBaseUser | AnonymousUser | None, kind: str | None = None) -> QuerySet[Palace]:
-    """The palaces `user` may read: those they are a member of (any role); only those of `kind` when given (then
-    ordered by their key, as a list of projects is shown)."""
+    """The palaces `user` may read: those they are an accepted member of (any role); only those of `kind` when
+    given (then ordered by their key, as a list of projects is shown)."""
     if not _active(user):
         return Palace.objects.none()
     assert user is not None
-    palaces = Palace.objects.filter(memberships__user_id=_uid(user)).distinct()
+    palaces = Palace.objects.filter(memberships__user_id=_uid(user), memberships__state=ACCEPTED).distinct()
     return palaces if kind is None else palaces.filter(kind=kind).order_by("origin_key")
 
 
@@ -54,7 +57,9 @@ def palaces_writable(*, user: AbstractBaseUser | AnonymousUser | None) -> QueryS
     if not _active(user):
         return Palace.objects.none()
     assert user is not None
-    return Palace.objects.filter(memberships__user_id=_uid(user), memberships__role__in=WRITE_ROLES).distinct()
+    return Palace.objects.filter(
+        memberships__user_id=_uid(user), memberships__state=ACCEPTED, memberships__role__in=WRITE_ROLES
+    ).distinct()
 
 
 def palace_labels(
@@ -72,7 +77,8 @@ def role_in(*, user: AbstractBaseUser | AnonymousUser | None, palace: Palace) ->
     if not _active(user):
         return None
     assert user is not None
-    return Membership.objects.filter(user_id=_uid(user), palace=palace).values_list("role", flat=True).first()
+    mine = Membership.objects.filter(user_id=_uid(user), palace=palace, state=ACCEPTED)
+    return mine.values_list("role", flat=True).first()
 
 
 def palace_get(
@@ -90,18 +96,20 @@ def palace_get(
     if not _active(user):
         raise NotFound("palace not found")
     assert user is not None
-    qs = Palace.objects.filter(memberships__user_id=_uid(user))
+    # One membership row of the caller (accepted) decides: a missing palace, one they are not a member of and one
+    # they are only invited to all answer with the same NotFound and message (no existence oracle).
+    qs = Membership.objects.filter(user_id=_uid(user), state=ACCEPTED)
     if palace_id is not None:
-        qs = qs.filter(pk=palace_id)
+        qs = qs.filter(palace_id=palace_id)
     elif origin is not None:
         try:
             key = normalize_origin(origin)
         except InvalidOrigin as exc:
             raise NotFound(f"project not found: {exc}") from exc
-        qs = qs.filter(origin_key=key)
+        qs = qs.filter(palace__origin_key=key)
     else:
-        qs = qs.filter(kind=Palace.Kind.PERSONAL, personal_owner_id=user.pk)
-    row = qs.values_list("pk", "memberships__role").filter(memberships__user_id=_uid(user)).first()
+        qs = qs.filter(palace__kind=Palace.Kind.PERSONAL, palace__personal_owner_id=user.pk)
+    row = qs.values_list("palace_id", "role").first()
     if row is None:
         raise NotFound("palace not found" if origin is None else f"project not found: {origin}")
     if write and row[1] not in WRITE_ROLES:
@@ -114,15 +122,18 @@ def palaces_with_roles(*, user: AbstractBaseUser | AnonymousUser | None) -> list
     if not _active(user):
         return []
     assert user is not None
-    rows = Membership.objects.filter(user_id=_uid(user)).select_related("palace")
+    rows = Membership.objects.filter(user_id=_uid(user), state=ACCEPTED).select_related("palace")
     pairs = [(m.palace, m.role) for m in rows]
     pairs.sort(key=lambda pr: (pr[0].kind != Palace.Kind.PERSONAL, pr[0].origin_key or ""))
     return pairs
 
 
 def palace_members(*, user: AbstractBaseUser | AnonymousUser | None, palace_id: int) -> list[Membership]:
+    """The accepted members of a palace the caller is an accepted member of (invitations are not listed: whether a
+    name is a user, and whether they have answered, is theirs to tell)."""
     palace = palace_get(user=user, palace_id=palace_id)
-    return list(Membership.objects.filter(palace=palace).select_related("user").order_by("user__username"))
+    members = Membership.objects.filter(palace=palace, state=ACCEPTED)
+    return list(members.select_related("user").order_by("user__username"))
 
 
 # --- the op log ----------------------------------------------------------------------------------------------------

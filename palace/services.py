@@ -91,19 +91,22 @@ def project_create(*, origin: str, owner: AbstractBaseUser, name: str = "", acto
 
 
 def member_set(*, palace: Palace, user: AbstractBaseUser, role: str, actor: Actor) -> Membership:
-    """Add a member or change their role (owner/editor/viewer)."""
+    """Add a member or change their role (owner/editor/viewer), accepted at once: the operator's act (`atrium
+    project`, an admin's revert), unlike an owner's invitation (palace/membership.py), which waits for consent. A
+    pending invitation of the user becomes an accepted membership."""
     if role not in Membership.Role.values:
         raise InvalidInput(f"role must be one of {', '.join(Membership.Role.values)}")
     if palace.kind == Palace.Kind.PERSONAL:
         raise InvalidInput("a personal palace has exactly one member")
     with transaction.atomic():
         membership, created = Membership.objects.select_for_update().get_or_create(
-            palace=palace, user_id=user.pk, defaults={"role": role}
+            palace=palace, user_id=user.pk, defaults={"role": role, "state": Membership.State.ACCEPTED}
         )
-        previous = None if created else membership.role
-        if not created and membership.role != role:
-            membership.role = role
-            membership.save(update_fields=["role"])
+        accepted = membership.state == Membership.State.ACCEPTED
+        previous = None if created or not accepted else membership.role
+        if not created and (membership.role != role or not accepted):
+            membership.role, membership.state = role, Membership.State.ACCEPTED
+            membership.save(update_fields=["role", "state"])
         oplog_write(
             op="member.set",
             actor=actor,

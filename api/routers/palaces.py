@@ -30,6 +30,21 @@ class MemberOut(Schema):
     role: str
 
 
+class InvitationOut(Schema):
+    username: str
+    role: str
+    state: Literal["pending"] = Field(description="an invitation grants nothing until the invited user accepts it")
+
+
+class InvitedOut(Schema):
+    id: int
+    kind: str
+    name: str
+    origin: str | None
+    role: str = Field(description="the role you get by accepting")
+    invited_at: datetime
+
+
 @router.get("", response={200: list[PalaceOut], 401: ErrorOut})
 def palaces_list(request: HttpRequest) -> list[PalaceOut]:
     """The palaces you may read, with your role in each (personal first)."""
@@ -37,6 +52,23 @@ def palaces_list(request: HttpRequest) -> list[PalaceOut]:
     return [
         PalaceOut(id=p.pk, kind=p.kind, name=p.name, origin=p.origin_key, role=role, created_at=p.created_at)
         for p, role in selectors.palaces_with_roles(user=caller.user)
+    ]
+
+
+@router.get("/invitations", response={200: list[InvitedOut], 401: ErrorOut})
+def invitations(request: HttpRequest) -> list[InvitedOut]:
+    """Your invitations to projects, waiting for you to accept or decline them."""
+    caller = caller_of(request)
+    return [
+        InvitedOut(
+            id=m.palace.pk,
+            kind=m.palace.kind,
+            name=m.palace.name,
+            origin=m.palace.origin_key,
+            role=m.role,
+            invited_at=m.created_at,
+        )
+        for m in membership.invitations_pending(actor=caller.actor)
     ]
 
 
@@ -105,13 +137,33 @@ def project_create(request: HttpRequest, payload: ProjectIn) -> Status[PalaceOut
     return Status(201, _palace_out(palace, Membership.Role.OWNER))
 
 
-@router.post("/{int:palace_id}/members", response={201: MemberOut, **ERRORS})
-def member_invite(request: HttpRequest, palace_id: int, payload: InviteIn) -> Status[MemberOut]:
-    """Add a user to a project with a role (owners only). 404 also for a username with no active user."""
+@router.post("/{int:palace_id}/members", response={201: InvitationOut, **ERRORS})
+def member_invite(request: HttpRequest, palace_id: int, payload: InviteIn) -> Status[InvitationOut]:
+    """Invite a user to a project with a role (owners only). The invitation is pending and grants nothing until
+    they accept it (`POST /palaces/{id}/accept`). The answer is the same whether or not the name is an active user;
+    409 for someone who is a member already."""
     caller = caller_of(request)
     caller.require_write()
-    m = membership.member_invite(palace_id=palace_id, username=payload.username, role=payload.role, actor=caller.actor)
-    return Status(201, _member_out(m))
+    i = membership.member_invite(palace_id=palace_id, username=payload.username, role=payload.role, actor=caller.actor)
+    return Status(201, InvitationOut(username=i.username, role=i.role, state="pending"))
+
+
+@router.post("/{int:palace_id}/accept", response={200: PalaceOut, **ERRORS})
+def invitation_accept(request: HttpRequest, palace_id: int) -> PalaceOut:
+    """Accept your invitation to a project: you become a member with the role offered. 404 when none is waiting."""
+    caller = caller_of(request)
+    caller.require_write()
+    m = membership.invitation_accept(palace_id=palace_id, actor=caller.actor)
+    return _palace_out(m.palace, m.role)
+
+
+@router.post("/{int:palace_id}/decline", response={204: None, **ERRORS})
+def invitation_decline(request: HttpRequest, palace_id: int) -> Status[None]:
+    """Decline your invitation to a project: it is gone. 404 when none is waiting."""
+    caller = caller_of(request)
+    caller.require_write()
+    membership.invitation_decline(palace_id=palace_id, actor=caller.actor)
+    return Status(204, None)
 
 
 @router.patch("/{int:palace_id}/members/{username}", response={200: MemberOut, **ERRORS})

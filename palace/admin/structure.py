@@ -12,6 +12,9 @@ class MembershipInline(admin.TabularInline):
     model = Membership
     extra = 0
     raw_id_fields = ["user"]
+    # Shown, not edited: a member the operator adds here is accepted at once (the operator's act, like the CLI);
+    # only the invited person turns a pending invitation into a membership.
+    readonly_fields = ["state"]
 
 
 @admin.register(Palace)
@@ -24,8 +27,8 @@ class PalaceAdmin(admin.ModelAdmin):
 
 @admin.register(Membership)
 class MembershipAdmin(admin.ModelAdmin):
-    list_display = ["palace", "user", "role", "created_at"]
-    list_filter = ["role"]
+    list_display = ["palace", "user", "role", "state", "created_at"]
+    list_filter = ["role", "state"]
     search_fields = ["palace__name", "user__username"]
 
 

@@ -1,6 +1,7 @@
-"""Projects: the caller's project palaces with a create form, and one project's members with the owner's forms
-(invite, change role, remove, transfer ownership) and everyone's Leave. The services (palace/membership.py) decide
-who may do what; these views validate the form, call one, and show its answer."""
+"""Projects: the caller's project palaces with a create form and their invitations (Accept, Decline), and one
+project's members with the owner's forms (invite, change role, remove, transfer ownership) and everyone's Leave.
+The services (palace/membership.py) decide who may do what; these views validate the form, call one, and show its
+answer."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ def _list(
     request: HttpRequest, *, form: ProjectCreateForm | None = None, error: str = "", status: int = 200
 ) -> HttpResponse:
     scope = scope_for(request)
-    context = {"form": form or ProjectCreateForm(), "error": error}
+    invitations = membership.invitations_pending(actor=actor_of(request))
+    context = {"form": form or ProjectCreateForm(), "error": error, "invitations": invitations}
     return page(request, "panel/projects.html", context, scope=scope, nav="projects", status=status)
 
 
@@ -85,13 +87,25 @@ def _leave(actor: Actor, palace_id: int, d: dict[str, Any]) -> None:
     membership.project_leave(palace_id=palace_id, actor=actor)
 
 
+def _accept(actor: Actor, palace_id: int, d: dict[str, Any]) -> None:
+    membership.invitation_accept(palace_id=palace_id, actor=actor)
+
+
+def _decline(actor: Actor, palace_id: int, d: dict[str, Any]) -> None:
+    membership.invitation_decline(palace_id=palace_id, actor=actor)
+
+
 ACTIONS: dict[str, Callable[[Actor, int, dict[str, Any]], None]] = {
     "invite": _invite,
     "role": _role,
     "remove": _remove,
     "transfer": _transfer,
     "leave": _leave,
+    "accept": _accept,
+    "decline": _decline,
 }
+# Actions of the acting person on their own membership or invitation: no form to read.
+FORMLESS = {"leave", "accept", "decline"}
 
 
 @require_POST
@@ -105,16 +119,16 @@ def member_action(request: HttpRequest, palace_id: int, action: str) -> HttpResp
     if run is None:
         raise NotFound("no such action")
     form = MemberForm(request.POST)
-    if action != "leave" and not form.is_valid():
+    if action not in FORMLESS and not form.is_valid():
         return _detail(request, palace_id, error=form.errors.as_text(), status=422)
     if action in ("invite", "role") and not form.cleaned_data.get("role"):
         return _detail(request, palace_id, error=_("Choose a role."), status=422)
     try:
-        run(actor_of(request), palace_id, form.cleaned_data if action != "leave" else {})
+        run(actor_of(request), palace_id, {} if action in FORMLESS else form.cleaned_data)
     except PermissionDenied:
         raise
     except AtriumError as exc:  # a project the user cannot see raises NotFound again in _detail: a plain 404
         return _detail(request, palace_id, error=exc.message, status=exc.status)
     if palace_id not in selectors.palace_ids_readable(user=request.user):
-        return redirect("projects")  # the actor left or removed themselves
+        return redirect("projects")  # the actor left, removed themselves or declined
     return redirect("project", palace_id=palace_id)

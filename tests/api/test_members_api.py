@@ -14,7 +14,9 @@ JSON = "application/json"
 
 
 def _roles(palace: Palace) -> dict[str, str]:
-    return dict(Membership.objects.filter(palace=palace).values_list("user__username", "role"))
+    """Accepted members by name (an invitation waiting for an answer is no membership)."""
+    rows = Membership.objects.filter(palace=palace, state=Membership.State.ACCEPTED)
+    return dict(rows.values_list("user__username", "role"))
 
 
 def _post(client: Any, url: str, body: dict[str, Any] | None = None, **extra: Any) -> Any:
@@ -46,7 +48,13 @@ def test_owner_manages_members_over_rest(project: Palace, alice: Any, charlie: A
     owner = client_for(alice)
     base = f"/api/v1/palaces/{project.pk}/members"
     invited = _post(owner, base, {"username": "charlie", "role": "viewer"})
-    assert invited.status_code == 201 and invited.json() == {"username": "charlie", "role": "viewer"}
+    assert invited.status_code == 201 and invited.json() == {
+        "username": "charlie",
+        "role": "viewer",
+        "state": "pending",
+    }
+    # Since issue 24 the invitation waits for charlie's consent: accepted through his own door.
+    assert _post(client_for(charlie), f"/api/v1/palaces/{project.pk}/accept").status_code == 200
     changed = owner.patch(f"{base}/charlie", json.dumps({"role": "editor"}), content_type=JSON)
     assert changed.status_code == 200 and changed.json()["role"] == "editor"
     bad_role = owner.patch(f"{base}/charlie", json.dumps({"role": "king"}), content_type=JSON)
@@ -56,7 +64,7 @@ def test_owner_manages_members_over_rest(project: Palace, alice: Any, charlie: A
     assert owner.delete(f"{base}/charlie").status_code == 404
     ops = OpLog.objects.filter(palace=project, target_id=charlie.pk).order_by("pk")
     assert list(ops.values_list("op", flat=True)) == [
-        "member.set",
+        "member.accept",
         "member.set",
         "member.remove",
     ]
@@ -102,9 +110,12 @@ def test_members_who_are_not_owners_get_403_outsiders_404(
         )
         assert hidden.status_code == missing.status_code == 404
         assert hidden.json()["error"]["code"] == missing.json()["error"]["code"] == "not_found"
+        assert hidden.json()["error"]["message"] == missing.json()["error"]["message"]  # no existence oracle
     assert _post(outsider, f"{base}/leave").status_code == 404
     assert _roles(project) == {"alice": "owner", "bob": role}
     # positive controls: the member may leave, the owner may invite
     assert _post(member, f"{base}/leave").status_code == 204
     assert _post(client_for(alice), f"{base}/members", {"username": "charlie", "role": "viewer"}).status_code == 201
+    assert _roles(project) == {"alice": "owner"}  # invited, not yet a member
+    assert _post(outsider, f"{base}/accept").status_code == 200
     assert _roles(project) == {"alice": "owner", "charlie": "viewer"}

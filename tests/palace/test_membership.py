@@ -10,6 +10,7 @@ import pytest
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from palace.membership import (
+    invitation_accept,
     member_invite,
     member_remove_by,
     member_role_change,
@@ -22,7 +23,9 @@ from palace.rls import acting_as
 
 
 def _roles(palace: Palace) -> dict[str, str]:
-    return dict(Membership.objects.filter(palace=palace).values_list("user__username", "role"))
+    """Accepted members by name (an invitation waiting for an answer is no membership)."""
+    rows = Membership.objects.filter(palace=palace, state=Membership.State.ACCEPTED)
+    return dict(rows.values_list("user__username", "role"))
 
 
 def test_create_normalises_the_origin_and_makes_the_actor_owner(alice: Any) -> None:
@@ -44,20 +47,25 @@ def test_owner_invites_changes_removes_each_with_an_op_row(project: Palace, alic
     owner = Actor.for_user(alice)
     with acting_as(alice):
         member_invite(palace_id=project.pk, username="charlie", role="viewer", actor=owner)
+    with acting_as(charlie):  # since issue 24 an invitation waits for the invitee's consent
+        invitation_accept(palace_id=project.pk, actor=Actor.for_user(charlie))
+    with acting_as(alice):
         member_role_change(palace_id=project.pk, username="charlie", role="editor", actor=owner)
         assert _roles(project)["charlie"] == "editor"
         member_remove_by(palace_id=project.pk, username="charlie", actor=owner)
     assert "charlie" not in _roles(project)
-    ops = list(OpLog.objects.filter(palace=project, target_id=charlie.pk).order_by("pk").values_list("op", "detail"))
+    ops = OpLog.objects.filter(palace=project, op__startswith="member.").exclude(op="member.invite")
+    ops = list(ops.filter(target_id=charlie.pk).order_by("pk").values_list("op", "detail"))
     assert [(op, d["role"], d.get("previous")) for op, d in ops] == [
-        ("member.set", "viewer", None),
+        ("member.accept", "viewer", None),
         ("member.set", "editor", "viewer"),
         ("member.remove", "editor", None),
     ]
     with pytest.raises(Conflict, match="already a member"):
         member_invite(palace_id=project.pk, username="bob", role="editor", actor=owner)
-    with pytest.raises(NotFound, match="no active user"):
-        member_invite(palace_id=project.pk, username="nobody", role="editor", actor=owner)
+    # An unknown name gets the invitee's answer (no existence oracle) and stores nothing.
+    assert member_invite(palace_id=project.pk, username="nobody", role="editor", actor=owner).state == "pending"
+    assert not Membership.objects.filter(palace=project, user__username="nobody").exists()
     with pytest.raises(NotFound, match="not a member"):
         member_remove_by(palace_id=project.pk, username="charlie", actor=owner)
 
@@ -79,8 +87,9 @@ def test_a_member_who_is_not_owner_is_refused_and_an_outsider_gets_not_found(
     with pytest.raises(NotFound, match="palace not found"):
         member_invite(palace_id=999_999, username="charlie", role="owner", actor=Actor.for_user(alice))
     assert OpLog.objects.count() == before and _roles(project) == {"alice": "owner", "bob": role}
-    # positive control: the owner may
+    # positive control: the owner may (charlie's invitation counts once he accepts)
     member_invite(palace_id=project.pk, username="charlie", role="viewer", actor=Actor.for_user(alice))
+    invitation_accept(palace_id=project.pk, actor=Actor.for_user(charlie))
     assert _roles(project)["charlie"] == "viewer"
 
 

@@ -11,7 +11,9 @@ from palace.models import Membership, OpLog, Palace
 
 
 def _roles(palace: Palace) -> dict[str, str]:
-    return dict(Membership.objects.filter(palace=palace).values_list("user__username", "role"))
+    """Accepted members by name (an invitation waiting for an answer is no membership)."""
+    rows = Membership.objects.filter(palace=palace, state=Membership.State.ACCEPTED)
+    return dict(rows.values_list("user__username", "role"))
 
 
 def test_create_a_project_and_the_scope_switcher_shows_it(alice: Any, client_for: Any) -> None:
@@ -39,13 +41,15 @@ def test_owner_invites_changes_transfers_and_leaves(
     page = owner.get(url).content.decode()
     assert 'id="invite"' in page and 'id="transfer"' in page
     assert owner.post(f"{url}invite/", {"username": "charlie", "role": "viewer"}).status_code == 302
+    # Since issue 24 the invitation waits for charlie's consent, given on his Projects page.
+    assert client_for(charlie).post(f"{url}accept/").status_code == 302
     assert owner.post(f"{url}role/", {"username": "charlie", "role": "editor"}).status_code == 302
     assert owner.post(f"{url}remove/", {"username": "charlie"}).status_code == 302
     assert _roles(project) == {"alice": "owner", "bob": "viewer"}
     last = owner.post(f"{url}leave/")
     assert last.status_code == 409 and "always keeps an owner" in last.content.decode()
     unknown = owner.post(f"{url}invite/", {"username": "nobody", "role": "viewer"})
-    assert unknown.status_code == 404 and "no active user" in unknown.content.decode()
+    assert unknown.status_code == 302 and unknown["Location"] == url  # like any invitation: no existence oracle
     assert owner.post(f"{url}transfer/", {"username": "bob"}).status_code == 302
     assert _roles(project) == {"alice": "editor", "bob": "owner"}
     left = owner.post(f"{url}leave/")
@@ -53,9 +57,10 @@ def test_owner_invites_changes_transfers_and_leaves(
     assert _roles(project) == {"bob": "owner"}
     ops = OpLog.objects.filter(palace=project, actor_user=alice, op__startswith="member.").order_by("pk")
     assert list(ops.values_list("op", flat=True)) == [
-        "member.set",
+        "member.invite",
         "member.set",
         "member.remove",
+        "member.invite",
         "member.transfer",
         "member.leave",
     ]
@@ -86,6 +91,8 @@ def test_non_owners_see_members_but_get_403_and_outsiders_404(
     # positive controls: the member leaves, the owner invites
     assert member.post(f"{url}leave/").status_code == 302
     assert client_for(alice).post(f"{url}invite/", {"username": "charlie", "role": "viewer"}).status_code == 302
+    assert _roles(project) == {"alice": "owner"}  # invited, not yet a member
+    assert outsider.post(f"{url}accept/").status_code == 302
     assert _roles(project) == {"alice": "owner", "charlie": "viewer"}
 
 

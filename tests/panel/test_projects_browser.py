@@ -1,5 +1,6 @@
-"""Projects in Chromium against uvicorn: alice creates a project from a git origin, invites bob, changes his role and
-transfers ownership to him; the header's scope switcher offers the project at once."""
+"""Projects in Chromium against uvicorn: alice creates a project from a git origin, invites bob, who accepts on his
+Projects page, changes his role and transfers ownership to him; the header's scope switcher offers the project at
+once."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ pytestmark = BROWSER_TEST
 
 
 def _roles(palace: Palace) -> dict[str, str]:
-    return dict(Membership.objects.filter(palace=palace).values_list("user__username", "role"))
+    rows = Membership.objects.filter(palace=palace, state=Membership.State.ACCEPTED)
+    return dict(rows.values_list("user__username", "role"))
 
 
 def test_create_invite_change_role_and_transfer(
@@ -38,6 +40,16 @@ def test_create_invite_change_role_and_transfer(
     page.fill("#invite-username", "bob")
     page.select_option("#invite-role", "viewer")
     page.get_by_role("button", name="Invite").click()
+    page.wait_for_url(f"{base}/projects/{palace.pk}/")
+    expect(page.locator("#member-bob")).to_have_count(0)  # an invitation, not yet a member (issue 24)
+    assert _roles(palace) == {"alice": "owner"}
+    login(page, base, "bob")  # bob accepts on his Projects page
+    page.goto(f"{base}/projects/")
+    expect(page.locator("#scope-project")).to_have_count(0)  # not among his projects before he accepts
+    page.locator("#invitations").get_by_role("button", name="Accept").click()
+    page.wait_for_url(f"{base}/projects/{palace.pk}/")
+    login(page, base, "alice")
+    page.goto(f"{base}/projects/{palace.pk}/")
     expect(page.locator("#member-bob .role")).to_have_text("viewer")
     page.locator("#member-bob select[name=role]").select_option("editor")
     page.locator("#member-bob").get_by_role("button", name="Change role").click()
@@ -52,4 +64,4 @@ def test_create_invite_change_role_and_transfer(
     expect(page.locator("#invite")).to_have_count(0)  # no longer an owner: no member forms
     assert _roles(palace) == {"alice": "editor", "bob": "owner"}
     ops = OpLog.objects.filter(palace=palace, actor_user=alice).order_by("pk").values_list("op", flat=True)
-    assert list(ops) == ["palace.create", "member.set", "member.set", "member.transfer"]
+    assert list(ops) == ["palace.create", "member.invite", "member.set", "member.transfer"]

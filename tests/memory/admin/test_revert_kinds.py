@@ -18,6 +18,7 @@ from memory.models import Entity, Fact, MemoryEntity, ProfileVersion
 from palace import membership
 from palace.actors import Actor
 from palace.models import Membership, OpLog, Palace
+from palace.services import member_set
 from tests.entity_rows import make_entity
 from tests.fakes.memories import make_memory
 from tests.memory.admin.conftest import CONSOLE, revert_url
@@ -52,12 +53,12 @@ def test_an_addition_is_taken_back_and_a_removal_added_back(
     project: Palace, alice: Any, charlie: Any, revert_through_console: Revert
 ) -> None:
     owner = Actor.for_user(alice)
-    membership.member_invite(palace_id=project.pk, username="charlie", role="editor", actor=owner)
+    member_set(palace=project, user=charlie, role="editor", actor=owner)  # direct add: a member.set row
     revert_through_console(latest("member.set"), "change_membership", "invited by mistake")
     assert role(project, charlie) is None
     assert latest("member.remove").actor_user.get_username() == "keeper1"
 
-    membership.member_invite(palace_id=project.pk, username="charlie", role="viewer", actor=owner)
+    member_set(palace=project, user=charlie, role="viewer", actor=owner)  # direct add: a member.set row
     membership.member_remove_by(palace_id=project.pk, username="charlie", actor=owner)
     assert role(project, charlie) is None
     revert = revert_through_console(latest("member.remove"), "change_membership", "removed by mistake")

@@ -23,7 +23,7 @@ from palace import membership
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, PermissionDenied
 from palace.models import Membership, OpLog, Palace
-from palace.services import member_remove
+from palace.services import member_remove, member_set
 from tests.entity_rows import make_entity
 from tests.palace.admin.forms import form_data
 
@@ -78,7 +78,7 @@ def test_member_reverts_refused_when_changed_since_or_the_last_owner_would_go(
     promoted = latest("member.set")
     membership.member_role_change(palace_id=project.pk, username="bob", role="owner", actor=owner)
     assert "bob is owner now, not editor" in refused(promoted, keeper)
-    membership.member_invite(palace_id=project.pk, username="charlie", role="owner", actor=owner)
+    member_set(palace=project, user=charlie, role="owner", actor=owner)  # direct add: a member.set row
     added = latest("member.set")
     membership.member_remove_by(palace_id=project.pk, username="bob", actor=owner)
     membership.project_leave(palace_id=project.pk, actor=owner)
