@@ -32,11 +32,14 @@ LAST_OWNER = "it would leave the project without an owner (make another member o
 
 
 def _role_of(palace: Palace, user_id: int) -> str | None:
-    return Membership.objects.filter(palace=palace, user_id=user_id).values_list("role", flat=True).first()
+    # A pending invitation is no role: it grants nothing until accepted.
+    accepted = Membership.objects.filter(palace=palace, user_id=user_id, state=Membership.State.ACCEPTED)
+    return accepted.values_list("role", flat=True).first()
 
 
 def _another_owner(palace: Palace, user_id: int) -> bool:
-    return Membership.objects.filter(palace=palace, role=OWNER).exclude(user_id=user_id).exists()
+    owners = Membership.objects.filter(palace=palace, role=OWNER, state=Membership.State.ACCEPTED)
+    return owners.exclude(user_id=user_id).exists()
 
 
 def _now(role: str | None) -> str:

@@ -131,7 +131,13 @@ def _rows(table: Table, palace: Palace, exporter: AbstractBaseUser) -> list[dict
 
 
 def palace_section(palace: Palace, *, exporter: AbstractBaseUser) -> dict[str, Any]:
-    members = Membership.objects.filter(palace=palace).select_related("user").order_by("user__username")
+    # Accepted members only: a pending invitation grants nothing, and listing it would tell an exporter who was
+    # invited (and so who exists on this server).
+    members = (
+        Membership.objects.filter(palace=palace, state=Membership.State.ACCEPTED)
+        .select_related("user")
+        .order_by("user__username")
+    )
     section: dict[str, Any] = {
         "id": palace.pk,
         "kind": palace.kind,

@@ -87,3 +87,22 @@ def test_an_import_never_plants_a_handoff_for_another_person(
     with rls.acting_as_system("test"), connection.cursor() as cursor:
         cursor.execute("SELECT user_id, doing FROM memory_handoffversion WHERE palace_id = %s", [report.palace_id])
         assert cursor.fetchall() == [(alice.pk, "alice: rotating the staging keys")]  # hers came; none for bob
+
+
+def test_an_export_lists_accepted_members_not_pending_invitations(
+    project: Palace, alice: Any, charlie: Any, system: Any
+) -> None:
+    """A pending invitation grants nothing, and an export must not tell its reader who was invited (whether a name
+    exists on this server); once the invitee accepts, they are a member like any other (the control)."""
+    from palace.actors import Actor
+    from palace.membership import invitation_accept, member_invite
+
+    member_invite(palace_id=project.pk, username="charlie", role="viewer", actor=Actor.for_user(alice))
+
+    def members() -> list[str]:
+        (section,) = export_document(user=alice, project=PROJECT_ORIGIN)["palaces"]
+        return [m["username"] for m in section["members"]]
+
+    assert "charlie" not in members() and "alice" in members()
+    invitation_accept(palace_id=project.pk, actor=Actor.for_user(charlie))
+    assert "charlie" in members()
