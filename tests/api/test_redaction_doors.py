@@ -28,3 +28,26 @@ def test_a_secret_assignment_is_redacted_whole_not_up_to_its_first_ampersand(
     assert status == 201, body
     stored = Memory.objects.get(pk=body["memory"]["id"]).content
     assert "api_key=[REDACTED:password]&page=2" in stored and "abc123" not in stored
+
+
+def test_a_forget_reason_is_redacted_in_the_epitaph_and_the_op_row(alice: Any, api_for: Callable[..., Api]) -> None:
+    api = api_for(alice)
+    ids = []
+    for content in ("The staging database listens on port 5433.", "Deploys happen on Fridays at 5pm."):
+        status, body = api.post(URL, {"content": content})
+        assert status == 201, body
+        ids.append(body["memory"]["id"])
+    secret_reason = "rotated, the new one is PGPASSWORD=Tr0ub4dor&3xyz"
+    status, body = api.post(f"{URL}/{ids[0]}/forget", {"reason": secret_reason})
+    assert status == 200, body
+    assert body["epitaph"] == "rotated, the new one is PGPASSWORD=[REDACTED:password]"
+    row = Memory.objects.get(pk=ids[0])
+    op = OpLog.objects.get(op="memory.forget", target_id=ids[0])
+    for stored in (row.epitaph, op.reason, body["epitaph"]):
+        assert "Tr0ub4dor" not in stored and "3xyz" not in stored
+    assert row.status == "forgotten"
+    # positive control: a reason without a secret is stored as written
+    status, body = api.post(f"{URL}/{ids[1]}/forget", {"reason": "we deploy continuously now"})
+    assert status == 200 and body["epitaph"] == "we deploy continuously now"
+    assert Memory.objects.get(pk=ids[1]).epitaph == "we deploy continuously now"
+    assert OpLog.objects.get(op="memory.forget", target_id=ids[1]).reason == "we deploy continuously now"
