@@ -237,7 +237,7 @@ def _without_password(url: str) -> tuple[str, str]:
 
     params = psycopg.conninfo.conninfo_to_dict(url)
     password = str(params.pop("password", None) or "")
-    return psycopg.conninfo.make_conninfo(**params), password
+    return psycopg.conninfo.make_conninfo("", **params), password
 
 
 def _database_is_empty(conninfo: str) -> bool:

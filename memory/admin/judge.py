@@ -1,6 +1,7 @@
 """Admin for the judge: its settings (the API key write-only, saved through judge_settings_update so the rules —
 encryption, the mask, "on without a key stays off", the key bound to its endpoint, the egress rule, the op row — are
-the service's, and who may see or change them is the service's check too) and its rulings (read-only, their texts behind `memory.view_memory_body`)."""
+the service's, and who may see or change them is the service's check too) and its rulings (read-only, their
+texts behind `memory.view_memory_body`)."""
 
 from __future__ import annotations
 

@@ -43,9 +43,7 @@ def test_a_ruling_shows_its_texts_only_with_the_body_permission(project: Palace,
     assert SAVED in page and RULING in page
 
 
-def test_the_console_masks_reasons_without_the_body_permission(
-    project: Palace, alice: Any, make_user: Any
-) -> None:
+def test_the_console_masks_reasons_without_the_body_permission(project: Palace, alice: Any, make_user: Any) -> None:
     memory = make_memory(project, "The spare key is in the green teapot.")
     memory_forget(memory_id=memory.pk, actor=Actor.for_user(alice), reason=EPITAPH)
     row = OpLog.objects.get(op="memory.forget", target_id=memory.pk)
