@@ -335,8 +335,11 @@ CHANNEL_LAYERS = {
 
 # --- auth, i18n, static ---------------------------------------------------------------------------------------
 
+# Every door that sets a password (the admin forms, `atrium createuser`, changepassword) runs these.
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 8}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
@@ -368,12 +371,17 @@ WHITENOISE_USE_FINDERS = True
 
 # Login throttling (django-axes): after ATRIUM_LOGIN_FAILURE_LIMIT wrong passwords for one user name from one
 # address, that pair is refused (429, even with the right password) for ATRIUM_LOGIN_COOLOFF_MINUTES; other users
-# and other addresses are not. Covers /login/ and /admin/login/ (both go through authenticate(request=...)).
+# and other addresses are not. After ATRIUM_LOGIN_IP_FAILURE_LIMIT wrong passwords from one address across any user
+# names (a password spray), the address is refused for every user name. Axes takes a list of parameter sets for
+# the two rules and one limit; accounts/throttle.py answers the limit that fits (its docstring says why).
+# Covers /login/ and /admin/login/ (both go through authenticate(request=...)).
 # Failures live in the database, so every web process counts the same ones. `atrium axes_reset` lifts a lockout.
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
-AXES_FAILURE_LIMIT = env_int("ATRIUM_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+ATRIUM_LOGIN_FAILURE_LIMIT = env_int("ATRIUM_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+ATRIUM_LOGIN_IP_FAILURE_LIMIT = env_int("ATRIUM_LOGIN_IP_FAILURE_LIMIT", 20, minimum=1)
+AXES_FAILURE_LIMIT = "accounts.throttle.login_failure_limit"
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("ATRIUM_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
-AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
 AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False
 

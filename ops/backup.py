@@ -27,7 +27,7 @@ import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from django.conf import settings
 from django.db import connection
@@ -182,10 +182,9 @@ def backup_create(*, path: Path, now: datetime | None = None) -> dict[str, Any]:
         }
         (Path(tmp) / MANIFEST).write_text(json.dumps(manifest, indent=1))
         partial = path.with_name(path.name + ".partial")
-        with tarfile.open(partial, "w") as archive:
+        with _private_file(partial) as handle, tarfile.open(fileobj=handle, mode="w") as archive:
             archive.add(Path(tmp) / MANIFEST, arcname=MANIFEST)
             archive.add(dump, arcname=DUMP)
-        partial.chmod(0o600)  # it holds every memory
         partial.replace(path)
     return manifest
 
@@ -220,6 +219,25 @@ def _read_backup(path: Path, into: Path) -> dict[str, Any]:
     if _sha256(into / DUMP) != manifest.get("dump_sha256"):
         raise BackupError(f"{path} is damaged: the dump does not match its checksum")
     return manifest
+
+
+def _private_file(path: Path) -> BinaryIO:
+    """`path` created afresh, readable by its owner only from the first byte: a backup holds every memory, and a
+    file made with the umask and chmod'ed afterwards is readable by others in between (or for good, should the
+    chmod fail). A leftover from an interrupted run is removed first, since O_CREAT keeps an existing file's mode."""
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    return os.fdopen(fd, "wb")
+
+
+def _without_password(url: str) -> tuple[str, str]:
+    """`url` as a libpq connection string without its password, and the password (for PGPASSWORD): a password on
+    a command line is visible to every local user in the process list while pg_restore runs."""
+    import psycopg
+
+    params = psycopg.conninfo.conninfo_to_dict(url)
+    password = str(params.pop("password", None) or "")
+    return psycopg.conninfo.make_conninfo("", **params), password
 
 
 def _database_is_empty(conninfo: str) -> bool:
@@ -257,7 +275,8 @@ def backup_restore(*, path: Path, home: Path, database_url: str = "") -> BackupR
         # PostgreSQL is started in it, which would leave the home "not empty" for the retry with the right file).
         manifest = _read_backup(path, Path(tmp))
         target = _restore_target(home=home, database_url=database_url)
-        env = _libpq_env({})
+        dbname, password = _without_password(target)
+        env = _libpq_env({"password": password})
         listing = _run([pg_tool("pg_restore"), "--list", str(Path(tmp) / DUMP)], env)
         kept = [line for line in listing.splitlines() if not any(skip in line for skip in SKIP_ON_RESTORE)]
         (Path(tmp) / "list").write_text("\n".join(kept) + "\n")
@@ -269,7 +288,7 @@ def backup_restore(*, path: Path, home: Path, database_url: str = "") -> BackupR
                 "--no-owner",
                 "--no-privileges",
                 f"--use-list={Path(tmp) / 'list'}",
-                f"--dbname={target}",
+                f"--dbname={dbname}",
                 str(Path(tmp) / DUMP),
             ],
             env,

@@ -148,10 +148,16 @@ class Reveal:
 
 
 def review_reveal(
-    *, user: AbstractBaseUser, memory_id: int, token_id: int | None = None, now: datetime | None = None
+    *,
+    user: AbstractBaseUser,
+    memory_id: int,
+    token_id: int | None = None,
+    now: datetime | None = None,
+    record: bool = True,
 ) -> Reveal:
     """The body of a memory the user may read, after recalling it from its cues. Recorded as an access (a read,
-    not a mutation: no op row)."""
+    not a mutation: no op row) when `record`: the doors record only on POST, since a GET must not write (a link,
+    a prefetch or another site's image tag would otherwise add access records in the user's name)."""
     now = now or timezone.now()
     memory = memory_get(user=user, memory_id=memory_id)
     card = ReviewCard.objects.filter(memory=memory).first()
@@ -160,5 +166,6 @@ def review_reveal(
         due_at = scheduler.initial_state(
             now=memory.created_at, first_due_days=settings.ATRIUM_REVIEW_FIRST_DUE_DAYS
         ).due_at
-    AccessRecord.objects.create(memory=memory, user_id=user.pk, token_id=token_id, via="review")
+    if record:
+        AccessRecord.objects.create(memory=memory, user_id=user.pk, token_id=token_id, via="review")
     return Reveal(memory=memory, card=card, due_at=due_at)

@@ -114,12 +114,22 @@ def review_due(request: HttpRequest, palace: int | None = None, project: Project
     return {"due": selectors.review_due_count(user=caller.user, palace_ids=_palaces(request, palace, project))}
 
 
-@router.get("/{int:memory_id}/reveal", response={200: RevealOut, **ERRORS})
+@router.post("/{int:memory_id}/reveal", response={200: RevealOut, **ERRORS})
 def review_reveal(request: HttpRequest, memory_id: int) -> dict[str, Any]:
-    """The body, after you have tried to recall it from the cues. Recorded as an access."""
+    """The body, after you have tried to recall it from the cues. Recorded as an access (a read token may)."""
+    return _reveal(request, memory_id, record=True)
+
+
+@router.get("/{int:memory_id}/reveal", response={200: RevealOut, **ERRORS})
+def review_reveal_get(request: HttpRequest, memory_id: int) -> dict[str, Any]:
+    """The body, as POST answers it, but not recorded: a GET writes nothing (kept for older clients)."""
+    return _reveal(request, memory_id, record=False)
+
+
+def _reveal(request: HttpRequest, memory_id: int, *, record: bool) -> dict[str, Any]:
     caller = caller_of(request)
     token_id = caller.token.pk if caller.token is not None else None
-    shown = services.review_reveal(user=caller.user, memory_id=memory_id, token_id=token_id)
+    shown = services.review_reveal(user=caller.user, memory_id=memory_id, token_id=token_id, record=record)
     m = shown.memory
     return {
         "memory": m.pk,

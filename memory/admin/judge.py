@@ -1,6 +1,7 @@
 """Admin for the judge: its settings (the API key write-only, saved through judge_settings_update so the rules —
 encryption, the mask, "on without a key stays off", the key bound to its endpoint, the egress rule, the op row — are
-the service's, and who may see or change them is the service's check too) and its rulings (read-only)."""
+the service's, and who may see or change them is the service's check too) and its rulings (read-only, their
+texts behind `memory.view_memory_body`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
+from memory.admin.knowledge import ReadOnlyBodyAdmin
 from memory.judge import judge_settings_allowed, judge_settings_check, judge_settings_update, key_mask
 from memory.models import Adjudication, JudgeSettings
 from palace.actors import Actor
@@ -91,12 +93,14 @@ class JudgeSettingsAdmin(admin.ModelAdmin):
 
 
 @admin.register(Adjudication)
-class AdjudicationAdmin(admin.ModelAdmin):
+class AdjudicationAdmin(ReadOnlyBodyAdmin):
+    """A ruling quotes the save it ruled on (`new_text`) and the reason names what it said, so both need
+    `memory.view_memory_body`, as a memory's body does (the same rule as the knowledge pages)."""
+
     list_display = ("id", "palace", "created_at", "verdict", "contradiction", "model_took_part", "fallback_reason")
     list_filter = ("verdict", "model_took_part", "fallback_reason")
+    body_fields = ("new_text", "reason")
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Rulings could always be deleted with the model permission (the audited site asks for a reason).
+        return admin.ModelAdmin.has_delete_permission(self, request, obj)

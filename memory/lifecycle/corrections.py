@@ -18,7 +18,7 @@ from memory.lifecycle.edges import edges_close_open
 from memory.models import Memory
 from memory.save import SaveItem, check_source, create_memory, derive_texts, embed_texts, prepare_item
 from memory.selectors import memory_successor_id
-from memory.text import clean_line
+from memory.text import clean_line, redact
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound
 from palace.kinds import KindName
@@ -85,7 +85,7 @@ def memory_update(
     """
     now = now or timezone.now()
     source = check_source(source)
-    reason = clean_line(reason, "reason", 500)
+    reason = _clean_reason(reason, "reason")
     # Cheap checks first (visibility, write role, state) so a doomed request does not pay for an embedding.
     current = (
         Memory.objects.filter(pk=memory_id)
@@ -159,9 +159,15 @@ def memory_update(
     return new
 
 
+def _clean_reason(text: str, name: str) -> str:
+    """A person's reason or note, cleaned and redacted: it becomes an epitaph and an op row that the console, the
+    history and recall show, so a secret pasted into it must not be stored any more than one in a memory's text."""
+    return redact(clean_line(text, name, 500)).text
+
+
 def memory_forget(*, memory_id: int, actor: Actor, reason: str = "") -> Memory:
     """Soft-forget: status forgotten with an epitaph; the row, its slot and its history stay (restorable)."""
-    reason = clean_line(reason, "reason", 500)
+    reason = _clean_reason(reason, "reason")
     with transaction.atomic():
         row = memory_lock(memory_id=memory_id, actor=actor)
         if row.status in (Memory.Status.FORGOTTEN, Memory.Status.SUPERSEDED):
@@ -175,7 +181,7 @@ def memory_forget(*, memory_id: int, actor: Actor, reason: str = "") -> Memory:
 
 def memory_restore(*, memory_id: int, actor: Actor, reason: str = "") -> Memory:
     """Bring a forgotten or archived memory back to active. A superseded one is restored by correcting its successor."""
-    reason = clean_line(reason, "reason", 500)
+    reason = _clean_reason(reason, "reason")
     with transaction.atomic():
         row = memory_lock(memory_id=memory_id, actor=actor)
         if row.status not in (Memory.Status.FORGOTTEN, Memory.Status.ARCHIVED):
@@ -221,7 +227,7 @@ def memory_report(*, memory_id: int, actor: Actor, outcome: str, note: str = "")
     """Report whether acting on a memory worked: success +0.05, failure −0.1 confidence, clamped to [0, 1]."""
     if outcome not in OUTCOMES:
         raise InvalidInput("outcome must be success or failure", field="outcome")
-    note = clean_line(note, "note", 500)
+    note = _clean_reason(note, "note")
     step = CONFIDENCE_SUCCESS_STEP if outcome == "success" else CONFIDENCE_FAILURE_STEP
     with transaction.atomic():
         row = memory_lock(memory_id=memory_id, actor=actor)

@@ -242,10 +242,15 @@ _CLI_OPTION = re.compile(
 )
 
 # A value: quoted (to the closing quote, or to the end of the line when the quote is never closed, which is a
-# truncated secret, not a reason to keep it) or a bare run up to whitespace or a list separator.
+# truncated secret, not a reason to keep it) or a bare run up to whitespace. ``,``, ``;`` and ``&`` end a bare
+# value only where they separate it from what follows: before whitespace, the end, or the next ``key=`` (a query
+# string, a connection string). Inside a value they are part of the secret: ``PGPASSWORD=Tr0ub4dor&3xyz`` is one
+# password, and stopping at its ``&`` stored the tail in the clear. The look-ahead is bounded, so each character
+# is still examined a bounded number of times.
+_VALUE_SEPARATOR_ENDS = r"(?![ \t\r\n]|\Z|[A-Za-z_][A-Za-z0-9_.-]{0,63}[ \t]{0,8}[=:])"
 _VALUE = re.compile(
     r"(?P<quote>[\"'`])(?P<inner>(?:(?!(?P=quote))[^\\\n]|\\.)*+)(?:(?P=quote)|(?=\n)|\Z)"
-    r"|(?P<bare>[^\s,;'\"`&]++)"
+    rf"|(?P<bare>(?:[^\s,;'\"`&]|[,;&]{_VALUE_SEPARATOR_ENDS})++)"
 )
 _NEXT_WORD = re.compile(r"[ \t]+[^\W\d_]")
 

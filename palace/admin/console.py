@@ -6,8 +6,9 @@ shows what each row changed (before → after, from its detail); links a memory'
 as CSV or JSON (streamed). The ledger stays read-only here (a trigger refuses changes to it anyway).
 
 Who may do what:
-- `palace.view_oplog`: the trail. Op rows carry no memory bodies, so an auditor without `memory.view_memory_body`
-  sees everything here.
+- `palace.view_oplog`: the trail. Op rows carry no memory bodies; what members wrote on them (the reason of a
+  member's change, the detail's epitaphs) shows only with `memory.view_memory_body`; staff's admin reasons and the
+  system's show to every auditor.
 - `memory.export_memory`: the CSV/JSON export (superusers have it whatever the database holds).
 - `memory.restore_memory`: the "revert…" links and "Bulk restore…" (the pages they lead to check it again, and so do
   the services).
@@ -197,6 +198,9 @@ class UntilFilter(InputFilter):
 # --- the console ---------------------------------------------------------------------------------------------------
 
 
+REASON_HIDDEN = "(hidden: reading what people wrote needs the “Can see memory bodies in the admin” permission)"
+
+
 def can_see_bodies(request: HttpRequest) -> bool:
     return bool(request.user.has_perm("memory.view_memory_body"))
 
@@ -274,10 +278,12 @@ class AuditConsoleAdmin(OpLogAdmin):
         return format_html('<a class="revert-link" href="{}">revert…</a>', link) if link else ""
 
     def get_fields(self, request: HttpRequest, obj: OpLog | None = None) -> Any:
-        # A row's detail may quote what a person wrote about a memory (a forget's epitaph, a tombstone's): without
-        # `memory.view_memory_body` those keys are shown masked, like bodies everywhere else in the admin.
+        # A row's detail may quote what a person wrote about a memory (a forget's epitaph, a tombstone's), and so
+        # may its reason (a forget's reason is the epitaph): without `memory.view_memory_body` both are shown
+        # masked (the reason only where a member wrote it: reason_masked), like bodies everywhere else.
         names = [f.name for f in OpLog._meta.fields]
-        return names if can_see_bodies(request) else ["detail_masked" if n == "detail" else n for n in names]
+        masked = {"detail": "detail_masked", "reason": "reason_masked"}
+        return names if can_see_bodies(request) else [masked.get(n, n) for n in names]
 
     def get_readonly_fields(self, request: HttpRequest, obj: OpLog | None = None) -> Any:
         return self.get_fields(request, obj)
@@ -286,8 +292,18 @@ class AuditConsoleAdmin(OpLogAdmin):
     def detail_masked(self, row: OpLog) -> str:
         return json.dumps(mask_bodies(row.detail), ensure_ascii=False, sort_keys=True, default=str)
 
+    @admin.display(description="reason")
+    def reason_masked(self, row: OpLog) -> str:
+        # What members wrote about their memories (a forget's reason is its epitaph) is a body; the reasons staff
+        # give for admin changes and the system's own are the audit trail itself, and stay readable.
+        if not row.reason or row.op.startswith("admin.") or row.actor_kind == OpLog.ActorKind.SYSTEM:
+            return row.reason
+        return REASON_HIDDEN
+
     def get_list_display(self, request: HttpRequest) -> Any:
         shown = list(super().get_list_display(request))
+        if not can_see_bodies(request):
+            shown = ["reason_masked" if c == "reason" else c for c in shown]
         return shown if can_restore(request) else [c for c in shown if c != "revert_link"]
 
     def get_urls(self) -> list[URLPattern]:

@@ -70,7 +70,7 @@ def health(request: HttpRequest) -> HttpResponse:
     )
 
 
-@require_GET
+@require_POST  # it records an access: a GET (a link, a prefetch, another site's image) must not
 @login_required
 @vary_on_headers("HX-Request")
 @domain_errors

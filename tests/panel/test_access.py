@@ -20,7 +20,6 @@ def to_project(client, project):
         "/corridor/m/{m}/neighbours/",
         "/corridor/room/{room}/",
         "/corridor/rooms/?palace={palace}&kind=episode",
-        "/review/{m}/reveal/",
     ],
 )
 def test_outsider_gets_404_for_a_project_memory(url, alice, charlie, project, client_for, make_memory):
@@ -127,6 +126,6 @@ def test_viewer_can_reveal_but_not_grade(alice, bob, project, client_for, make_m
     to_project(viewer, project)
     to_project(owner, project)
     assert "release day" in viewer.get("/today/").content.decode()
-    revealed = viewer.get(f"/review/{memory.pk}/reveal/", HTTP_HX_REQUEST="true").content.decode()
+    revealed = viewer.post(f"/review/{memory.pk}/reveal/", HTTP_HX_REQUEST="true").content.decode()
     assert "Releases are cut on Tuesdays" in revealed and "Remembered" not in revealed
-    assert "Remembered" in owner.get(f"/review/{memory.pk}/reveal/", HTTP_HX_REQUEST="true").content.decode()
+    assert "Remembered" in owner.post(f"/review/{memory.pk}/reveal/", HTTP_HX_REQUEST="true").content.decode()

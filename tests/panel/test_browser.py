@@ -82,7 +82,7 @@ def test_panel_flows_in_a_real_browser(asgi_server, browser_page, alice, project
     cue = page.locator(f"#cue-{due.pk}")
     expect(cue).to_contain_text("pgvector decision")
     expect(cue).not_to_contain_text("separate vector store")
-    cue.get_by_role("link", name="Reveal").click()
+    cue.get_by_role("button", name="Reveal").click()
     expect(cue).to_contain_text("separate vector store")
     shot(page, "today-revealed")
     cue.get_by_role("button", name="Remembered").click()

@@ -51,7 +51,7 @@ def test_due_card_shows_the_cue_not_the_body(alice, client_for, due_memory):
 
 def test_reveal_then_grade_advances_the_schedule(alice, client_for, due_memory):
     client = client_for(alice)
-    revealed = client.get(f"/review/{due_memory.pk}/reveal/", HTTP_HX_REQUEST="true").content.decode()
+    revealed = client.post(f"/review/{due_memory.pk}/reveal/", HTTP_HX_REQUEST="true").content.decode()
     assert "separate vector store" in revealed and "Remembered" in revealed and "<html" not in revealed
     graded = client.post(f"/review/{due_memory.pk}/grade/", {"grade": "hazy"}, HTTP_HX_REQUEST="true")
     assert graded.status_code == 200 and "Graded" in graded.content.decode()

@@ -5,6 +5,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from palace.actors import Actor
@@ -25,8 +28,13 @@ class Command(BaseCommand):
         password = None
         if opts["password_stdin"]:
             password = sys.stdin.readline().rstrip("\n")
-            if len(password) < 8:
-                raise CommandError("the password must be at least 8 characters")
+            # The same validators as the admin's forms (settings.AUTH_PASSWORD_VALIDATORS: length, common
+            # passwords, similarity to the user name and e-mail), checked against the user about to be made.
+            candidate = get_user_model()(username=opts["name"], email=opts["email"])
+            try:
+                validate_password(password, user=candidate)
+            except ValidationError as exc:
+                raise CommandError("the password is refused: " + " ".join(exc.messages)) from exc
         try:
             user = user_create(
                 username=opts["name"],
