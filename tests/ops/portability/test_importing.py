@@ -46,7 +46,21 @@ def test_round_trip_into_a_fresh_palace_gives_the_same_document(alice: Any, syst
             m[name] = _redacted(m[name])
         if m["content"] != next(o["content"] for o in first["palaces"][0]["memories"] if o["id"] == m["id"]):
             m["redactions"] = sorted({*m["redactions"], "github_token", "openai_key"})
-    assert normalised(copied, op_ids=imported_ops) == normalised(expected)
+    got, want = normalised(copied, op_ids=imported_ops), normalised(expected)
+    # Lossless but for who and when: op rows are a record of the other server's history, written now as actor kind
+    # `import` with what they said under detail.imported; provenance names the importer (tests below show why).
+    got_ops, want_ops = got.pop("oplog"), want.pop("oplog")
+    assert [r["op"] for r in got_ops] == [r["op"] for r in want_ops]
+    for record, original in zip(got_ops, want_ops, strict=True):
+        assert (record["actor_kind"], record["actor_user"], record["actor_token_id"]) == ("import", "alice", None)
+        kept = record["detail"]["imported"]
+        assert (kept["actor_kind"], kept["detail"]) == (original["actor_kind"], original["detail"])
+        assert record["target_id"] == original["target_id"] and record["target_kind"] == original["target_kind"]
+    for section in (got, want):
+        for m in section["memories"]:
+            for entry in m.pop("sources"):
+                assert section is want or (entry["user_id"], entry["token_id"]) == (alice.pk, None)
+    assert got == want
     assert any(SECRET_KEY in m["content"] for m in first["palaces"][0]["memories"])  # the control: it was there
     assert OpLog.objects.get(pk=result.oplog_id).op == "palace.import"  # the import itself is on the log
 
