@@ -259,10 +259,13 @@ class RevertConsoleAdmin(AuditConsoleAdmin):
         plan: RevertPlan | None = getattr(row, "revert_plan", None)
         if plan is None:
             return ""
-        if plan.doable:
+        if plan.doable:  # the palace named: staff repair across palaces, and a row must change its own only
             url = reverse("admin:memory_memory_revert", args=[row.pk])
-            return format_html('<a class="revert-link" href="{}" title="{}">revert…</a>', url, plan.describe)
-        return format_html('<span class="revert-refused help">not revertible: {}</span>', plan.refused)
+            title = f"{plan.describe} (in {plan.palace})"
+            return format_html('<a class="revert-link" href="{}" title="{}">revert…</a>', url, title)
+        return format_html(
+            '<span class="revert-refused help">not revertible: {} (in {})</span>', plan.refused, plan.palace
+        )
 
 
 admin.site.unregister(Memory)
