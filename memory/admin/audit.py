@@ -245,6 +245,9 @@ class RevertConsoleAdmin(AuditConsoleAdmin):
     """The op log's console with each row's revert: a "revert…" link where reverting means something, otherwise the
     reason it cannot be (computed for the page's rows at once; shown only to holders of `memory.restore_memory`)."""
 
+    # Each row's plan names its palace, a personal one by its owner: read with the page, not once per row.
+    list_select_related = [*AuditConsoleAdmin.list_select_related, "palace__personal_owner"]
+
     def get_changelist_instance(self, request: HttpRequest) -> Any:
         changelist = super().get_changelist_instance(request)
         if can_restore(request):

@@ -290,7 +290,7 @@ def _plan_distill(*, plan: RevertPlan, row: OpLog, memory: Memory, sim: Sim) -> 
         return
     member_ids = detail_of(row).get("members", [])
     ids = [m for m in member_ids if isinstance(m, int)] if isinstance(member_ids, list) else []
-    for other in Memory.objects.filter(pk__in=ids).exclude(palace_id=row.palace_id).values_list("palace_id", flat=True):
+    for other in set(Memory.objects.filter(pk__in=ids).values_list("palace_id", flat=True)):
         if not palace_check(plan=plan, row=row, memory_palace_id=other, what="a member of the distillation"):
             return
     _act(plan, DISTILL_UNDO, f"undo the distillation: members {member_ids} active again, rule #{memory.pk} archived")

@@ -99,9 +99,10 @@ def _target_key(*, section: dict[str, Any], project: str | None) -> str | None:
             return project.strip()  # the stored key, as an export names it
         raw, where = project, "project origin"
     elif section.get("kind") == Palace.Kind.PROJECT:
-        raw, where = section.get("origin"), "project origin in the export"
-        if not isinstance(raw, str):
-            raise InvalidInput(f"a project section of the export has no origin (got {raw!r})")
+        origin: Any = section.get("origin")
+        if not isinstance(origin, str):
+            raise InvalidInput(f"a project section of the export has no origin (got {origin!r})")
+        raw, where = origin, "project origin in the export"
         if Palace.objects.filter(origin_key=raw).exists():
             return raw
         raw = f"https://{raw}"  # a key as an export names it: host/owner/repo

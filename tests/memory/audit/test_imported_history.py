@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import time_machine
+from django.contrib.auth.models import Permission
 from django.test import Client
 
 from memory.audit import revert as restore
@@ -20,10 +21,17 @@ from memory.models import Memory
 from memory.save import memory_save
 from palace.actors import Actor
 from palace.models import OpLog, Palace
-from tests.memory.audit.test_revert import make_staff
 
 DAY = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 BULK = "/admin/memory/memory/bulk-revert/"
+
+
+def make_staff(make_user: Callable[..., Any], name: str, *codenames: str) -> Any:
+    user = make_user(name)
+    user.is_staff = True
+    user.save()
+    user.user_permissions.set(Permission.objects.filter(content_type__app_label="memory", codename__in=codenames))
+    return type(user).objects.get(pk=user.pk)  # a fresh object: permissions are cached per instance
 
 
 def _saved(palace: Palace, user: Any, text: str) -> Memory:
