@@ -88,6 +88,6 @@ def palace_check(*, plan: RevertPlan, row: OpLog, memory_palace_id: int, what: s
     other = palace_name(Palace.objects.select_related("personal_owner").filter(pk=memory_palace_id).first())
     plan.refuse(
         f"{what} is in another palace ({other}) than the op row ({palace_name(row.palace)}): a row never changes "
-        "another palace's memories"
+        "another palace's rows"
     )
     return False

@@ -118,7 +118,7 @@ def test_a_row_naming_a_memory_of_another_palace_is_refused_and_the_console_name
     assert not refused.doable
     assert refused.refused == (
         f"memory #{theirs.pk} is in another palace (personal palace of carol) than the op row (personal palace of "
-        "alice): a row never changes another palace's memories"
+        "alice): a row never changes another palace's rows"
     )
     fine = restore.op_revert_preview(op_id=normal.pk, staff=keeper)  # the control
     assert fine.doable and fine.memory_id == mine.pk and fine.palace == "personal palace of alice"
@@ -147,3 +147,24 @@ def test_a_row_naming_a_memory_of_another_palace_is_refused_and_the_console_name
     mine.refresh_from_db()
     assert theirs.status == "forgotten" and mine.status == "active"
     assert [p.op_id for p in with_apply.refused] == [crafted.pk]
+
+
+def test_an_entity_row_naming_another_palaces_entity_is_refused(alice: Any, make_user: Callable[..., Any]) -> None:
+    """The other kinds too: a rename row of alice's palace naming carol's entity plans nothing; the same row in
+    carol's palace (the control) plans the rename back."""
+    from memory.knowledge import entity_rename
+    from tests.entity_rows import make_entity
+
+    carol = make_user("carol")
+    keeper = make_staff(make_user, "keeper", "view_memory", "restore_memory", "change_entity")
+    theirs = make_entity(carol.personal_palace, "Dentist")
+    entity_rename(entity_id=theirs.pk, name="Dr Lee", actor=Actor.for_user(carol))
+    real = OpLog.objects.filter(op="entity.rename", target_id=theirs.pk).latest("pk")
+    crafted = OpLog.objects.create(
+        op="entity.rename", actor_kind="user", actor_user=alice, actor_name="alice", palace=alice.personal_palace,
+        target_kind="entity", target_id=theirs.pk, detail=real.detail,
+    )  # fmt: skip
+    plan = restore.op_revert_preview(op_id=crafted.pk, staff=keeper)
+    assert not plan.doable and "another palace (personal palace of carol)" in plan.refused
+    control = restore.op_revert_preview(op_id=real.pk, staff=keeper)
+    assert control.doable and control.palace == "personal palace of carol", control.refused
