@@ -80,6 +80,9 @@ class OpLog(models.Model):
         USER = "user"
         TOKEN = "token"
         SYSTEM = "system"
+        # A row copied from another server's history by a lossless import: a read-only record, never revertible;
+        # what it said (actor, time, target) is kept in `detail["imported"]`.
+        IMPORT = "import"
 
     op = models.CharField(max_length=64, db_index=True)
     actor_kind = models.CharField(max_length=16, choices=ActorKind.choices)

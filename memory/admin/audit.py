@@ -245,6 +245,9 @@ class RevertConsoleAdmin(AuditConsoleAdmin):
     """The op log's console with each row's revert: a "revert…" link where reverting means something, otherwise the
     reason it cannot be (computed for the page's rows at once; shown only to holders of `memory.restore_memory`)."""
 
+    # Each row's plan names its palace, a personal one by its owner: read with the page, not once per row.
+    list_select_related = [*AuditConsoleAdmin.list_select_related, "palace__personal_owner"]
+
     def get_changelist_instance(self, request: HttpRequest) -> Any:
         changelist = super().get_changelist_instance(request)
         if can_restore(request):
@@ -259,10 +262,13 @@ class RevertConsoleAdmin(AuditConsoleAdmin):
         plan: RevertPlan | None = getattr(row, "revert_plan", None)
         if plan is None:
             return ""
-        if plan.doable:
+        if plan.doable:  # the palace named: staff repair across palaces, and a row must change its own only
             url = reverse("admin:memory_memory_revert", args=[row.pk])
-            return format_html('<a class="revert-link" href="{}" title="{}">revert…</a>', url, plan.describe)
-        return format_html('<span class="revert-refused help">not revertible: {}</span>', plan.refused)
+            title = f"{plan.describe} (in {plan.palace})"
+            return format_html('<a class="revert-link" href="{}" title="{}">revert…</a>', url, title)
+        return format_html(
+            '<span class="revert-refused help">not revertible: {} (in {})</span>', plan.refused, plan.palace
+        )
 
 
 admin.site.unregister(Memory)

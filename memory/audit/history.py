@@ -61,7 +61,11 @@ def memory_history(*, memory_id: int) -> History:
     history.edges = list(edges[:MAX_OPS])
     edge_ids = [e.pk for e in history.edges]
     about = Q(target_kind="memory", target_id__in=ids) | Q(target_kind="edge", target_id__in=edge_ids)
-    ops = OpLog.objects.filter(about).select_related("actor_user", "palace").order_by("-created_at", "-pk")
+    ops = (
+        OpLog.objects.filter(about)
+        .select_related("actor_user", "palace__personal_owner")
+        .order_by("-created_at", "-pk")
+    )
     history.ops = list(ops[: MAX_OPS + 1])
     accesses = AccessRecord.objects.filter(memory_id__in=ids).select_related("user").order_by("-created_at", "-pk")
     history.accesses = list(accesses[: MAX_ACCESSES + 1])

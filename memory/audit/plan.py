@@ -38,6 +38,7 @@ class RevertPlan:
     describe: str = ""
     refused: str = ""
     target: str = ""  # what the row changed, for the page ("memory #4", "bob in github.com/team/app")
+    palace: str = ""  # the op row's palace, named for staff ("personal palace of carol", "github.com/team/app")
     needs: str = ""  # the permission this kind of revert needs besides `memory.restore_memory` ("" for memories)
     missing_permission: bool = False  # the staff member asking lacks `needs` (refused says so)
     data: dict[str, Any] = field(default_factory=dict)  # what the apply needs (the kinds' modules fill it)
@@ -66,3 +67,27 @@ class Applied:
 
 def detail_of(row: OpLog) -> dict[str, Any]:
     return row.detail if isinstance(row.detail, dict) else {}
+
+
+def palace_name(palace: Palace | None) -> str:
+    """A palace as staff read it on the console and the bulk preview: whose personal palace, or the project's origin
+    (`Palace.label`'s "my palace" is the member's view)."""
+    if palace is None:
+        return "no palace"
+    if palace.kind == Palace.Kind.PERSONAL:
+        owner = palace.personal_owner
+        return f"personal palace of {owner.get_username() if owner is not None else '?'}"
+    return palace.origin_key or palace.name
+
+
+def palace_check(*, plan: RevertPlan, row: OpLog, memory_palace_id: int, what: str) -> bool:
+    """A row changes memories of its own palace only: one naming a memory of another palace (a forged or imported
+    row) is refused, whoever selected it. True when the memory is the row's palace's."""
+    if memory_palace_id == row.palace_id:
+        return True
+    other = palace_name(Palace.objects.select_related("personal_owner").filter(pk=memory_palace_id).first())
+    plan.refuse(
+        f"{what} is in another palace ({other}) than the op row ({palace_name(row.palace)}): a row never changes "
+        "another palace's rows"
+    )
+    return False

@@ -241,7 +241,7 @@ def _selected(selection: Selection) -> list[OpLog]:
     rows = (
         OpLog.objects.filter(who, created_at__gte=selection.since, created_at__lt=selection.until)
         .exclude(op__in=[kinds.REVERT_OP, kinds.BULK_OP])
-        .select_related("palace")
+        .select_related("palace__personal_owner")  # each plan names its row's palace
         .order_by("-created_at", "-pk")
     )
     found = list(rows[: MAX_BULK + 1])

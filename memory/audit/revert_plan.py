@@ -42,6 +42,8 @@ from memory.audit.plan import (
     REVERT_OP,
     RevertPlan,
     detail_of,
+    palace_check,
+    palace_name,
 )
 from memory.lifecycle import chain_head
 from memory.models import Memory
@@ -75,6 +77,12 @@ REFUSALS = {
     "distill.reject": "a rejected proposal is proposed again by a later distillation run if it still holds",
     "distill.apply": "undo the distillation from the rule's history (it made the rule)",
 }
+# A lossless import keeps another server's op rows as a record (ops/portability/importing.py): they changed nothing
+# here, and what they name (actor, time, target) came from a file anyone can edit.
+IMPORTED = (
+    "an imported record of another server's history: it changed nothing here; undo the import's memories instead "
+    "(bulk restore the importing user's time range)"
+)
 # A bulk revert undoes a memory's changes only; the rest of a person's changes are reverted one row at a time.
 BULK_MEMORIES_ONLY = "bulk restore reverts memories only: revert this row on its own (the op log's “revert…”)"
 # By prefix, for ops not named above.
@@ -145,10 +153,13 @@ def plan_revert(
     """What reverting `row` would do. `reverted` (reverted_map) and `memories` (by id) spare a page listing many
     rows a query per row; without them each is read here. With `staff`, a plan whose kind needs a permission they
     lack says so (and is not doable)."""
-    plan = RevertPlan(op_id=row.pk, op=row.op, target_id=row.target_id, target=_target(row))
+    plan = RevertPlan(op_id=row.pk, op=row.op, target_id=row.target_id, target=_target(row), palace=_palace(row))
     done = reverted.get(row.pk) if reverted is not None else reverted_by(row.pk)
     if done is not None:
         plan.refused = f"already reverted (op #{done})"
+        return plan
+    if row.actor_kind == OpLog.ActorKind.IMPORT:
+        plan.refused = IMPORTED
         return plan
     refusal = REFUSALS.get(row.op) or PREFIX_REFUSALS.get(row.op.split(".", 1)[0])
     if refusal:
@@ -171,6 +182,10 @@ def plan_revert(
     return plan
 
 
+def _palace(row: OpLog) -> str:
+    return palace_name(row.palace) if row.palace_id is not None else "no palace"
+
+
 def _target(row: OpLog) -> str:
     if row.target_id is None:
         return row.target_kind or "—"
@@ -185,6 +200,8 @@ def _plan_memory(*, plan: RevertPlan, row: OpLog, sim: Sim, memories: dict[int, 
         memory = Memory.objects.filter(pk=row.target_id).first()
     if memory is None:
         plan.refused = f"memory #{row.target_id} no longer exists"
+        return
+    if not palace_check(plan=plan, row=row, memory_palace_id=memory.palace_id, what=f"memory #{memory.pk}"):
         return
     plan.memory_id = memory.pk
     decide = PLANNERS.get(row.op)
@@ -257,6 +274,11 @@ def _plan_correction(*, plan: RevertPlan, row: OpLog, memory: Memory, sim: Sim) 
             f"memory #{memory.pk} changed since (now {status}); check out the version you want from its history"
         )
         return
+    older_palace = Memory.objects.filter(pk=older).values_list("palace_id", flat=True).first()
+    if older_palace is not None and not palace_check(
+        plan=plan, row=row, memory_palace_id=older_palace, what=f"version #{older}"
+    ):
+        return
     plan.checkout_of = older
     _act(plan, CHECKOUT, f"check out version #{older} again (a new head with its content; #{memory.pk} superseded)")
 
@@ -267,6 +289,10 @@ def _plan_distill(*, plan: RevertPlan, row: OpLog, memory: Memory, sim: Sim) -> 
         plan.refused = f"rule #{memory.pk} is {status} now; only an active rule's distillation can be undone"
         return
     member_ids = detail_of(row).get("members", [])
+    ids = [m for m in member_ids if isinstance(m, int)] if isinstance(member_ids, list) else []
+    for other in set(Memory.objects.filter(pk__in=ids).values_list("palace_id", flat=True)):
+        if not palace_check(plan=plan, row=row, memory_palace_id=other, what="a member of the distillation"):
+            return
     _act(plan, DISTILL_UNDO, f"undo the distillation: members {member_ids} active again, rule #{memory.pk} archived")
 
 
@@ -308,9 +334,10 @@ def plan_list(*, rows: list[OpLog]) -> list[RevertPlan]:
     revert, which forgets the chain's current head, rather than each correction checking out an older version of
     text that is to go anyway."""
     sim = Sim()
-    saved = {row.target_id: row for row in rows if row.op == "memory.save" and row.target_id is not None}
+    own = [row for row in rows if row.actor_kind != OpLog.ActorKind.IMPORT]  # imported records fold into nothing
+    saved = {row.target_id: row for row in own if row.op == "memory.save" and row.target_id is not None}
     corrected: dict[int, OpLog] = {}  # older version → the correction row in the list
-    for row in rows:
+    for row in own:
         older = detail_of(row).get("supersedes") if row.op in ("memory.update", "memory.checkout") else None
         if isinstance(older, int):
             corrected[older] = row
@@ -330,13 +357,14 @@ def plan_list(*, rows: list[OpLog]) -> list[RevertPlan]:
             plan = plan_revert(row=row, sim=sim)  # refused: already reverted
         elif row.pk in folded:
             plan = RevertPlan(op_id=row.pk, op=row.op, target_id=row.target_id, action=FOLDED, memory_id=row.target_id)
+            plan.palace = _palace(row)
             plan.folded_into = folded[row.pk]
             plan.describe = f"folded into the revert of op #{folded[row.pk]} (the whole chain is forgotten)"
         elif row.pk in head_for_save:
             plan = _plan_save_chain(row=row, head_id=head_for_save[row.pk], sim=sim)
         elif row.op in KIND_PLANNERS:
             plan = RevertPlan(op_id=row.pk, op=row.op, target_id=row.target_id, target=_target(row))
-            plan.refused = BULK_MEMORIES_ONLY
+            plan.palace, plan.refused = _palace(row), BULK_MEMORIES_ONLY
         else:
             plan = plan_revert(row=row, sim=sim)
         sim.after(plan)
@@ -345,11 +373,13 @@ def plan_list(*, rows: list[OpLog]) -> list[RevertPlan]:
 
 
 def _plan_save_chain(*, row: OpLog, head_id: int, sim: Sim) -> RevertPlan:
-    plan = RevertPlan(op_id=row.pk, op=row.op, target_id=row.target_id)
+    plan = RevertPlan(op_id=row.pk, op=row.op, target_id=row.target_id, palace=_palace(row))
     done = reverted_by(row.pk)
     head = Memory.objects.filter(pk=head_id).first()
     if done is not None or head is None:
         plan.refused = f"already reverted (op #{done})" if done else f"memory #{head_id} no longer exists"
+        return plan
+    if not palace_check(plan=plan, row=row, memory_palace_id=head.palace_id, what=f"memory #{head.pk}"):
         return plan
     status = sim.status_of(head)
     plan.memory_id = head.pk

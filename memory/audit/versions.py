@@ -19,7 +19,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from memory.audit.plan import Applied, RevertPlan, detail_of
+from memory.audit.plan import Applied, RevertPlan, detail_of, palace_check
 from memory.models import HandoffVersion, ProfileVersion
 from palace.actors import Actor
 from palace.errors import Conflict
@@ -47,6 +47,8 @@ def plan_version(*, plan: RevertPlan, row: OpLog) -> None:
     made = model.objects.select_related(*related).filter(pk=row.target_id).first() if row.target_id else None
     if made is None:
         plan.refuse("the version this op made no longer exists")
+        return
+    if not palace_check(plan=plan, row=row, memory_palace_id=made.palace_id, what=f"version #{made.pk}"):
         return
     if handoff:
         what = plan.target = f"{made.user.get_username()}'s handoff in {made.palace.label}"

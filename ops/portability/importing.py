@@ -8,11 +8,14 @@ target (row-level security acts as them throughout, as on export).
 Two modes, chosen per target:
 
 1. **lossless**, into a palace that holds nothing yet (no memories, rooms, entities, profile or handoff versions):
-   every row is copied as it was (times, statuses, versions, vectors, review state, op rows), with new ids; references
-   between rows follow the new ids. People are matched by username; one missing on this server leaves an optional
-   field empty (and is reported) and a handoff of theirs is skipped; so is every handoff but the importer's own (a
-   handoff is private to its person). Ids quoted inside op-row `detail` and the
-   targets of op rows that are not memories, edges, rooms or the palace keep the source server's ids.
+   every row is copied as it was (times, statuses, versions, vectors, review state), with new ids; references
+   between rows follow the new ids. A document is a file anyone can edit, so it names nobody of this server: every
+   person field that says who wrote a row (`created_by`) is the importing person, one about someone else's decision
+   (an edge's `decided_by`) is left empty, and every handoff but the importer's own is skipped (a handoff is private
+   to its person). Op rows become a read-only record of the other server's history: actor kind `import` (the
+   importer as its user), written now, with the row's original actor, time, target and detail kept under
+   `detail["imported"]`; the revert console refuses them. A target id is remapped to the new row's id, or dropped
+   when the document does not hold that row (it could name a row of another palace of this server).
 2. **merge**, into a palace that already holds memories: the active memories of the section go through the write
    pipeline as one bulk save (memory.save.memory_save_bulk, source "import"), which redacts, deduplicates and
    disposes each like any save, by the rules (a contradiction it opens keeps the rules' ruling, labelled `bulk`);
@@ -87,18 +90,32 @@ def check_document(document: Any) -> list[dict[str, Any]]:
     return sections
 
 
-def _target(*, section: dict[str, Any], user: AbstractBaseUser, project: str | None) -> Palace:
+def _target_key(*, section: dict[str, Any], project: str | None) -> str | None:
+    """The origin key of the project palace a section goes to (None: the person's own palace), checked before
+    anything is created: a bad origin in `project` or in the document is refused whole (InvalidInput), never half
+    created."""
     if project:
         if Palace.objects.filter(origin_key=project.strip()).exists():
-            key = project.strip()  # the stored key, as an export names it
-        else:
-            try:
-                key = normalize_origin(project)
-            except InvalidOrigin as exc:
-                raise InvalidInput(f"bad project origin {project!r}: {exc}") from exc
-    elif section.get("kind") == Palace.Kind.PROJECT and isinstance(section.get("origin"), str):
-        key = section["origin"]  # already normalised on the server it came from
+            return project.strip()  # the stored key, as an export names it
+        raw, where = project, "project origin"
+    elif section.get("kind") == Palace.Kind.PROJECT:
+        origin: Any = section.get("origin")
+        if not isinstance(origin, str):
+            raise InvalidInput(f"a project section of the export has no origin (got {origin!r})")
+        raw, where = origin, "project origin in the export"
+        if Palace.objects.filter(origin_key=raw).exists():
+            return raw
+        raw = f"https://{raw}"  # a key as an export names it: host/owner/repo
     else:
+        return None
+    try:
+        return normalize_origin(raw)
+    except InvalidOrigin as exc:
+        raise InvalidInput(f"bad {where} {raw!r}: {exc}", field="project") from exc
+
+
+def _target(*, key: str | None, user: AbstractBaseUser) -> Palace:
+    if key is None:
         return palace_get(user=user, write=True)
     if not Palace.objects.filter(origin_key=key).exists():
         with rls.acting_as_system("command:import"), transaction.atomic():
@@ -130,7 +147,8 @@ def import_document(
     actor = actor or Actor.for_user(user)
     reports = []
     with rls.acting_as(user):
-        targets = [_target(section=s, user=user, project=project) for s in sections]
+        keys = [_target_key(section=s, project=project) for s in sections]  # every origin checked first
+        targets = [_target(key=key, user=user) for key in keys]
         if len({t.pk for t in targets}) != len(targets):
             raise InvalidInput("two palaces of the export would land in the same palace; import them one by one")
         with transaction.atomic():
@@ -140,7 +158,7 @@ def import_document(
                 Palace.objects.select_for_update(no_key=True).filter(pk=palace.pk).values_list("pk").first()
                 try:
                     if palace_is_empty(palace):
-                        report = _lossless(section=section, palace=palace, importer=user.pk)
+                        report = _lossless(section=section, palace=palace, importer=user, now=now)
                     else:
                         report = _merge(section=section, palace=palace, actor=actor, now=now)
                 except (KeyError, TypeError, ValueError, DatabaseError) as exc:
@@ -170,17 +188,19 @@ def import_document(
 # --- lossless ---------------------------------------------------------------------------------------------------
 
 
-def _lossless(*, section: dict[str, Any], palace: Palace, importer: int) -> PalaceImport:
+def _lossless(*, section: dict[str, Any], palace: Palace, importer: AbstractBaseUser, now: datetime) -> PalaceImport:
     report = PalaceImport(palace_id=palace.pk, label=palace.label, mode="lossless")
     names = {n for t in TABLES for row in section.get(t.section, []) for n in _people(t, row)}
-    users = dict(get_user_model().objects.filter(username__in=names).values_list("username", "pk"))
-    report.missing_people = sorted(names - set(users))
+    # Reported for the importer's information only: no row is attributed to any of them (see the module docstring).
+    report.missing_people = sorted(
+        names - set(get_user_model().objects.filter(username__in=names).values_list("username", flat=True))
+    )
     ids: dict[str, dict[int, int]] = {}
     for table in TABLES:
         rows = section.get(table.section, [])
-        ids[table.section] = _copy(
-            table=table, rows=rows, palace=palace, ids=ids, users=users, importer=importer, report=report
-        )
+        if table.model is OpLog:
+            rows = [_op_record(row, palace=palace, ids=ids, now=now) for row in rows]
+        ids[table.section] = _copy(table=table, rows=rows, palace=palace, ids=ids, importer=importer, report=report)
         report.counts[table.section] = len(ids[table.section])
     return report
 
@@ -223,8 +243,7 @@ def _copy(
     rows: list[dict[str, Any]],
     palace: Palace,
     ids: dict[str, dict[int, int]],
-    users: dict[str, int],
-    importer: int,
+    importer: AbstractBaseUser,
     report: PalaceImport,
 ) -> dict[int, int]:
     """Insert `rows` as new rows of `table` in `palace`; the map from their exported ids to the new ones."""
@@ -233,7 +252,7 @@ def _copy(
     new_ids: dict[int, int] = {}
     objs, old_ids = [], []
     for row in rows:
-        if table.private_to is not None and users.get(row.get(table.private_to) or "") != importer:
+        if table.private_to is not None and row.get(table.private_to) != importer.get_username():
             # Another person's handoff is theirs alone: an import never plants one "for bob".
             reason = f"{table.section}: another person's, private to them"
             report.skipped[reason] = report.skipped.get(reason, 0) + 1
@@ -243,27 +262,20 @@ def _copy(
         for f in fields:
             value = row.get(f.name)
             if f.name in table.people:
-                value = users.get(value) if value else None
-                if value is None and not f.null:
-                    break  # a required person (a handoff's) who is not on this server
+                value = _person(f.name, value, importer=importer)
             elif f.name in own:
                 value = None  # set once every row of the section exists
             elif f.name in table.refs and value is not None:
                 value = ids[table.refs[f.name]].get(value)
-            elif table.model is OpLog and f.name == "target_id":
-                value = _op_target(row, value, palace=palace, ids=ids)
+            elif table.model is Memory and f.name == "sources":
+                value = _sources(value, importer=importer)
             elif f.name in STORED_TEXT.get(table.section, ()):
                 value = _scrub(value, one_line=f.name in ONE_LINE, found=found)
             values[f.attname] = value
-        else:
-            if found and "redactions" in values:  # a memory says what was redacted from it, as a save does
-                values["redactions"] = sorted({*(values["redactions"] or []), *found})
-            objs.append(table.model(**values))
-            old_ids.append(row["id"])
-            continue
-        report.skipped[f"{table.section}: person not on this server"] = (
-            report.skipped.get(f"{table.section}: person not on this server", 0) + 1
-        )
+        if found and "redactions" in values:  # a memory says what was redacted from it, as a save does
+            values["redactions"] = sorted({*(values["redactions"] or []), *found})
+        objs.append(table.model(**values))
+        old_ids.append(row["id"])
     model_fields = [table.model._meta.get_field("palace"), *fields]
     for start in range(0, len(objs), BATCH):
         # raw=True: the stored times are kept (auto_now fields would stamp now), as a fixture load does.
@@ -281,14 +293,66 @@ def _copy(
     return new_ids
 
 
-def _op_target(row: dict[str, Any], value: Any, *, palace: Palace, ids: dict[str, dict[int, int]]) -> Any:
-    kind = row.get("target_kind")
-    if kind == "palace" and value is not None:
-        return palace.pk
+# Person fields about someone else's act, not the row's author: left empty (nobody of this server decided it).
+SOMEONE_ELSE = frozenset({"decided_by"})
+
+
+def _person(name: str, value: Any, *, importer: AbstractBaseUser) -> int | None:
+    """A person field of an imported row: the importer where the row names its author, empty where it names someone
+    else's decision. Never a user matched by the document's username: the file could name anyone of this server."""
+    if not value or name in SOMEONE_ELSE:
+        return None
+    return int(importer.pk)
+
+
+def _sources(value: Any, *, importer: AbstractBaseUser) -> Any:
+    """A memory's provenance entries stamp the user and token ids of the server that saved it; here they would name
+    whoever has those ids on this one. The importer is stamped instead, the original ids kept beside as `imported`."""
+    if not isinstance(value, list):
+        return value
+    return [
+        {
+            **entry,
+            "user_id": int(importer.pk),
+            "token_id": None,
+            "imported": {"user_id": entry.get("user_id"), "token_id": entry.get("token_id")},
+        }
+        if isinstance(entry, dict)
+        else entry
+        for entry in value
+    ]
+
+
+def _op_record(row: dict[str, Any], *, palace: Palace, ids: dict[str, dict[int, int]], now: datetime) -> dict[str, Any]:
+    """An exported op row as the read-only record an import keeps: actor kind `import` (the person field maps to the
+    importer in _copy), written now, its target the new row's id or none, and what the row said under
+    `detail["imported"]` (the detail nested there, so ids it quotes, e.g. a revert's `reverts`, match nothing here)."""
+    original = {
+        name: row.get(name)
+        for name in ("id", "actor_kind", "actor_user", "actor_name", "actor_token_label", "target_kind", "target_id")
+    }
+    original["created_at"] = row.get("created_at")
+    original["detail"] = row.get("detail")
+    kind, target = row.get("target_kind"), row.get("target_id")
     section = OP_TARGETS.get(kind or "")
-    if section and value is not None:
-        return ids[section].get(value, value)
-    return value
+    if kind == "palace" and target is not None:
+        target = palace.pk
+    elif section and target is not None:
+        target = ids[section].get(target)  # a row the document does not hold is dropped, never kept as it was
+    else:
+        target = None  # other kinds' ids are the other server's
+    return {
+        **row,
+        "actor_kind": OpLog.ActorKind.IMPORT,
+        "actor_user": row.get("actor_user") or "import",  # a non-empty author: the importer (_person)
+        "actor_token_id": None,
+        "actor_token_label": "",
+        "actor_name": "import",
+        "target_id": target,
+        "created_at": now.isoformat(),
+        "request_id": "",
+        "detail": {"imported": original},
+    }
 
 
 # --- merge ------------------------------------------------------------------------------------------------------

@@ -131,6 +131,8 @@ def actor_class_filter(name: str) -> Q:
 def actor_label(*, actor_kind: str, actor_name: str, username: str, token_id: int | None, token_label: str) -> str:
     if actor_kind == "token":
         return f"{username or actor_name} via token {token_label or '?'} (#{token_id})"
+    if actor_kind == "import":
+        return f"import by {username}" if username else "import"
     if actor_kind == "system":
         return f"staff {username} ({actor_name})" if username else f"job:{actor_name}"
     return username or actor_name

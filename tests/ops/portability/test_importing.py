@@ -7,6 +7,7 @@ import io
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -46,7 +47,21 @@ def test_round_trip_into_a_fresh_palace_gives_the_same_document(alice: Any, syst
             m[name] = _redacted(m[name])
         if m["content"] != next(o["content"] for o in first["palaces"][0]["memories"] if o["id"] == m["id"]):
             m["redactions"] = sorted({*m["redactions"], "github_token", "openai_key"})
-    assert normalised(copied, op_ids=imported_ops) == normalised(expected)
+    got, want = normalised(copied, op_ids=imported_ops), normalised(expected)
+    # Lossless but for who and when: op rows are a record of the other server's history, written now as actor kind
+    # `import` with what they said under detail.imported; provenance names the importer (tests below show why).
+    got_ops, want_ops = got.pop("oplog"), want.pop("oplog")
+    assert [r["op"] for r in got_ops] == [r["op"] for r in want_ops]
+    for record, original in zip(got_ops, want_ops, strict=True):
+        assert (record["actor_kind"], record["actor_user"], record["actor_token_id"]) == ("import", "alice", None)
+        kept = record["detail"]["imported"]
+        assert (kept["actor_kind"], kept["detail"]) == (original["actor_kind"], original["detail"])
+        assert record["target_id"] == original["target_id"] and record["target_kind"] == original["target_kind"]
+    for section in (got, want):
+        for m in section["memories"]:
+            for entry in m.pop("sources"):
+                assert section is want or (entry["user_id"], entry["token_id"]) == (alice.pk, None)
+    assert got == want
     assert any(SECRET_KEY in m["content"] for m in first["palaces"][0]["memories"])  # the control: it was there
     assert OpLog.objects.get(pk=result.oplog_id).op == "palace.import"  # the import itself is on the log
 
@@ -190,3 +205,83 @@ def test_a_lossless_import_cleans_and_redacts_the_text_it_stores(alice: Any, sys
         *HandoffVersion.objects.filter(palace=fresh).values_list("doing", flat=True),
     ]:
         assert "current_user_request" not in text and "atrium_memory_context" not in text
+
+
+def test_a_rest_import_names_nobody_of_this_server_but_the_importer(
+    alice: Any, make_user: Any, token_for: Any, bearer: Any
+) -> None:
+    """Issue 24, medium 4: person fields resolved by username to any user of this server, so mallory's import of a
+    document naming alice wrote memories, facts, a profile and history "by alice". Now the author of every row is the
+    importer, a decision by someone else is empty, and provenance ids are restamped."""
+    from django.test import Client
+
+    from memory.models import Fact, HandoffVersion, ProfileVersion
+
+    mallory = make_user("mallory")
+    build_world(alice, alice.personal_palace)
+    Edge.objects.filter(palace=alice.personal_palace).update(decided_by=alice)
+    Memory.objects.filter(palace=alice.personal_palace).update(
+        created_by=alice, sources=[{"kind": "mcp", "user_id": alice.pk, "token_id": 5}]
+    )
+    document = json.loads(Client().get("/api/v1/export", **bearer(token_for(alice))).content)
+    (section,) = document["palaces"]
+    for row in section["oplog"]:
+        row["actor_user"], row["actor_kind"] = "alice", "user"
+    url = f"/api/v1/import?project={quote(COPY)}"
+    answer = Client().post(url, document, content_type="application/json", **bearer(token_for(mallory)))
+    assert answer.status_code == 200, answer.content
+    (report,) = answer.json()["palaces"]
+    copy = Palace.objects.get(origin_key=COPY_KEY)
+    assert report["mode"] == "lossless" and report["skipped"] == {"handoffs: another person's, private to them": 1}
+    # The control: the rows landed, each naming mallory where the document named alice.
+    assert set(Memory.objects.filter(palace=copy).values_list("created_by", flat=True)) == {mallory.pk}
+    assert set(Fact.objects.filter(palace=copy).values_list("created_by", flat=True)) == {mallory.pk}
+    assert set(ProfileVersion.objects.filter(palace=copy).values_list("created_by", flat=True)) == {mallory.pk}
+    assert Edge.objects.filter(palace=copy).count() == 1
+    assert list(Edge.objects.filter(palace=copy).values_list("decided_by", flat=True)) == [None]
+    for sources in Memory.objects.filter(palace=copy).values_list("sources", flat=True):
+        assert [(s["user_id"], s["token_id"]) for s in sources] == [(mallory.pk, None)]
+        assert sources[0]["imported"] == {"user_id": alice.pk, "token_id": 5}
+    records = OpLog.objects.filter(palace=copy, actor_kind="import")
+    assert records.count() == len(section["oplog"]) > 0
+    assert set(records.values_list("actor_user", "actor_token_id")) == {(mallory.pk, None)}
+    assert not HandoffVersion.objects.filter(palace=copy).exists()
+    assert not OpLog.objects.filter(palace=copy, actor_user=alice).exists()
+
+
+def _project_section(document: dict[str, Any], origin: str) -> dict[str, Any]:
+    (personal,) = [p for p in document["palaces"] if p["kind"] == "personal"]
+    return dict(personal, kind="project", origin=origin, id=personal["id"] + len(origin))
+
+
+def test_a_bad_origin_is_refused_before_any_project_is_created(make_user: Any, token_for: Any, bearer: Any) -> None:
+    """Issue 24, medium 4: the origin in `project` or a project section was checked only by creating the project, so
+    a document whose second origin was bad left the first project created, and an origin the server normalises
+    differently created a palace and then failed with a 500."""
+    from django.test import Client
+
+    mallory = make_user("mallory")
+    auth = bearer(token_for(mallory))
+    empty = json.loads(Client().get("/api/v1/export", **auth).content)
+    good, other = "github.com/mallory/good", "github.com/mallory/other"
+    cases = [
+        ("?project=not-an-origin", [_project_section(empty, good)], "bad project origin 'not-an-origin'"),
+        ("", [_project_section(empty, good), _project_section(empty, "nope")], "bad project origin in the export"),
+        ("", [_project_section(empty, "GitHub.com/Mallory/good/")], None),  # normalised: lands at github.com/…
+    ]
+    palaces = Palace.objects.count()
+    for query, sections, message in cases[:2]:
+        answer = Client().post(
+            f"/api/v1/import{query}", dict(empty, palaces=sections), content_type="application/json", **auth
+        )
+        assert Palace.objects.count() == palaces and not Palace.objects.filter(origin_key=good).exists()
+        assert answer.status_code == 422 and message in answer.json()["error"]["message"], answer.content
+    query, sections, _ = cases[2]
+    answer = Client().post("/api/v1/import", dict(empty, palaces=sections), content_type="application/json", **auth)
+    assert answer.status_code == 200, answer.content
+    assert Palace.objects.filter(origin_key="github.com/Mallory/good").exists()
+    # The control: good origins land, one project each, mallory its owner.
+    both = [_project_section(empty, good), _project_section(empty, other)]
+    answer = Client().post("/api/v1/import", dict(empty, palaces=both), content_type="application/json", **auth)
+    assert answer.status_code == 200, answer.content
+    assert Palace.objects.filter(origin_key__in=[good, other]).count() == 2
