@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('palace', '0004_row_level_security'),
+        ('palace', '0005_membership_state'),
     ]
 
     operations = [
