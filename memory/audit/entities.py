@@ -19,7 +19,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils.dateparse import parse_datetime
 
-from memory.audit.plan import Applied, RevertPlan, detail_of
+from memory.audit.plan import Applied, RevertPlan, detail_of, palace_check
 from memory.knowledge import entity_aliases_edit, entity_rename, name_key
 from memory.models import Entity, Fact, Memory, MemoryEntity
 from palace.actors import Actor
@@ -49,6 +49,8 @@ def plan_entity(*, plan: RevertPlan, row: OpLog) -> None:
         plan.refuse(f"entity #{row.target_id} no longer exists")
         return
     plan.target = f"entity #{entity.pk}"
+    if not palace_check(plan=plan, row=row, memory_palace_id=entity.palace_id, what=f"entity #{entity.pk}"):
+        return
     if entity.merged_into_id is not None:
         plan.refuse(f"entity #{entity.pk} was merged into #{entity.merged_into_id} since; revert that merge first")
         return
