@@ -13,6 +13,8 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+import api.mcp.tools  # noqa: F401  (registers every tool in TOOLS)
+from api.mcp.registry import TOOLS
 from ops.bench import local_server
 
 pytestmark = pytest.mark.slow
@@ -39,7 +41,7 @@ def test_official_client_over_a_real_uvicorn_started_by_atrium_up() -> None:
         for mode, version in (("auto", "2026-07-28"), ("legacy", "2025-11-25")):
             got, names, saved, found = asyncio.run(_session(url, tokens[0], mode))
             assert got == version
-            assert "memory_save" in names and "memory_resolve" in names and len(names) == 25
+            assert names == set(TOOLS) and "memory_restore" in names  # every registered tool, over the wire
             assert not saved.is_error and saved.structured_content["items"][0]["disposition"] == "accept"
             assert found.structured_content["hits"][0]["id"] == saved.structured_content["items"][0]["id"]
 
