@@ -15,25 +15,7 @@ from memory.search import SearchRequest, memory_search
 from memory.search.overview import OVERVIEW_LABEL
 from palace.errors import InvalidInput
 from palace.models import Palace
-
-NOTES = [
-    ("The design system uses Inter as its body font", "decision"),
-    ("We decided to use Celery with Redis for background jobs", "decision"),
-    ("Alice prefers green tea in the morning", "preference"),
-    ("Deploys happen on Fridays with blue-green releases", "decision"),
-    ("The office moved to Lisbon in January", "fact"),
-    ("Bob's cat is called Miso", "fact"),
-    ("Our API rate limit is 100 requests per minute", "fact"),
-    ("Use ruff for linting and formatting", "skill"),
-    ("The quarterly review is on March 3rd", "fact"),
-    ("Carol is the on-call engineer this week", "fact"),
-    ("Backups run nightly at 2am", "fact"),
-    ("The mobile app targets iOS 17", "fact"),
-    ("We pay invoices within 30 days", "fact"),
-    ("The team lunch is every Thursday", "fact"),
-    ("Passwords rotate every 90 days", "decision"),
-    ("The logo is dark blue", "fact"),
-]
+from tests.fakes.team_notes import NOTES  # the issue's sixteen notes, shared with the doors' tests
 
 
 def search(user: Any, query: str, reinforce: bool = False, register_batch: bool = False, **kwargs: Any) -> Any:
