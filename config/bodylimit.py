@@ -27,6 +27,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from api.mcp.body import declared_length  # one Content-Length parse for the MCP reader and this one
+
 Scope = dict[str, Any]
 Message = dict[str, Any]
 App = Callable[[Scope, Any, Any], Awaitable[None]]
@@ -39,16 +41,6 @@ class BodyRule:
     timeout: float
     timeout_setting: str
     json_rpc: bool = False  # the MCP endpoint's clients expect a JSON-RPC error body
-
-
-def declared_length(scope: Scope) -> int | None:
-    for name, value in scope.get("headers") or []:
-        if name == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None
-    return None
 
 
 async def send_refusal(send: Any, rule: BodyRule, status: int) -> None:

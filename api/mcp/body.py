@@ -25,7 +25,7 @@ class ClientGone(Exception):
     """The client disconnected before its body arrived: nothing to answer."""
 
 
-def _declared_length(scope: dict[str, Any]) -> int | None:
+def declared_length(scope: dict[str, Any]) -> int | None:
     for name, value in scope.get("headers") or []:
         if name == b"content-length":
             try:
@@ -38,7 +38,7 @@ def _declared_length(scope: dict[str, Any]) -> int | None:
 async def read_body(scope: dict[str, Any], receive: Any, *, limit: int, timeout: float) -> bytes:
     """The whole request body, or BodyRefused (408 / 413) or ClientGone."""
     too_large = BodyRefused(413, f"request body is larger than {limit} bytes (ATRIUM_MCP_MAX_BODY_BYTES)")
-    declared = _declared_length(scope)
+    declared = declared_length(scope)
     if declared is not None and declared > limit:
         raise too_large
     chunks: list[bytes] = []
