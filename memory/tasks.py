@@ -1,4 +1,4 @@
-"""Celery tasks: thin doors over memory/jobs/distill.py. Queue them with the enqueue_* helpers, which wait for the
+"""Celery tasks: thin doors over memory/jobs/. Queue them with the enqueue_* helpers, which wait for the
 surrounding transaction to commit so a worker never looks for rows that are not there yet.
 
 The beat schedule lives in django-celery-beat's tables (migration memory/0003_periodic_jobs), editable in the admin.
@@ -6,20 +6,35 @@ The beat schedule lives in django-celery-beat's tables (migration memory/0003_pe
 
 from __future__ import annotations
 
+import functools
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from celery import shared_task
+from celery import Celery, shared_task
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
-from memory.jobs import decay_run, distill_proposals_store, distill_run, embeddings_backfill
+from memory.jobs import (
+    decay_run,
+    distill_job_run,
+    distill_job_start,
+    distill_proposals_store,
+    distill_run,
+    embeddings_backfill,
+)
+from memory.models import DistillJob
+
+if TYPE_CHECKING:
+    from palace.actors import Actor
+    from palace.models import Palace
 
 log = logging.getLogger(__name__)
 
 DECAY_TASK = "memory.decay"
 BACKFILL_TASK = "memory.embeddings_backfill"
 DISTILL_TASK = "memory.distill"
+DISTILL_JOB_TASK = "memory.distill_job"
 
 
 @shared_task(name=DECAY_TASK, ignore_result=True)
@@ -55,3 +70,42 @@ def distill_task(mode: str = "setting") -> dict[str, Any]:
 def enqueue_embeddings_backfill() -> None:
     """Ask a worker to embed the rows saved without a vector, once the current transaction commits."""
     transaction.on_commit(lambda: embeddings_backfill_task.delay())
+
+
+@shared_task(name=DISTILL_JOB_TASK, ignore_result=True)
+def distill_job_task(job_id: int) -> dict[str, Any]:
+    """One person's distillation (memory_distill, REST /distill/jobs); the row keeps its state and result."""
+    job = distill_job_run(job_id=job_id)
+    if job is None:
+        return {"job": job_id, "state": "not run (gone or already claimed)"}
+    log.info("distill job #%d (%s): %s %s", job.pk, job.mode, job.state, job.error)
+    return {"job": job.pk, "state": job.state}
+
+
+@functools.cache
+def _broker() -> Celery:
+    """A Celery app on the configured broker, to send tasks by name from a web process. The web process never loads
+    config.celery (memory may not import config), and a bare `.delay()` there would go to Celery's default app
+    (amqp on localhost); its own instance, not made current, as ops/health.py pings the workers."""
+    app = Celery("atrium-send", set_as_current=False)
+    app.config_from_object("django.conf:settings", namespace="CELERY")
+    return app
+
+
+def distill_job_queue(*, palace: Palace, actor: Actor, mode: str) -> DistillJob:
+    """Record a distillation for `actor` in `palace` (already checked for writing) and ask a worker to run it, once
+    the current transaction commits. An unreachable broker fails the job with the reason (never a 500)."""
+    job = distill_job_start(palace=palace, actor=actor, mode=mode)
+
+    def send() -> None:
+        try:
+            _broker().send_task(DISTILL_JOB_TASK, args=[job.pk])
+        except Exception as exc:  # kombu's OperationalError and whatever the transport raises
+            log.warning("could not queue distill job #%d: %s", job.pk, exc)
+            reason = f"the task queue (Redis) is unreachable: {type(exc).__name__}; try again later"
+            DistillJob.objects.filter(pk=job.pk, state=DistillJob.State.QUEUED).update(
+                state=DistillJob.State.FAILED, error=reason, finished_at=timezone.now()
+            )
+
+    transaction.on_commit(send)
+    return job

@@ -6,12 +6,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from api.mcp import schemas
+from memory.jobs import DistillResult, distill_job_result
+from memory.models import DistillJob
 from memory.search import qualify_ref
 from memory.text import truncate_to_chars
 
 if TYPE_CHECKING:
     from memory.context import StandingProfile
-    from memory.jobs import DistillResult
     from memory.knowledge import EntityTag, FactsQueryResult, FactsWriteResult, FactView
     from memory.models import Entity, Memory
     from memory.save import SaveResult
@@ -235,12 +236,18 @@ def stats_out(*, palace: str, overview: Overview) -> schemas.StatsOut:
     )
 
 
-def distill_out(*, palace: str, result: DistillResult) -> schemas.DistillOut:
+def distill_out(*, job: DistillJob, delivery: str) -> schemas.DistillOut:
+    """A distillation job as memory_distill answers it: its state, and its result once the worker has done it."""
+    result = distill_job_result(job) or DistillResult(mode=job.mode, llm_configured=False)
     return schemas.DistillOut(
-        mode=result.mode,  # type: ignore[arg-type]
-        palace=palace,
-        llm_configured=result.llm_configured,
+        job=job.pk,
+        state=job.state,  # type: ignore[arg-type]
+        delivery=delivery,  # type: ignore[arg-type]
+        mode=job.mode,  # type: ignore[arg-type]
+        palace=job.palace.label,
+        llm_configured=result.llm_configured if job.state == DistillJob.State.DONE else None,
         applied=result.applied,
+        error=job.error,
         clusters=[
             schemas.DistillClusterOut(
                 kind=c.kind,

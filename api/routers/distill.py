@@ -1,4 +1,10 @@
-"""REST door to the stored distillation proposals (memory.jobs.distill): list, apply, reject.
+"""REST door to distillation (memory.jobs): a run on the worker (jobs), and the stored proposals (list, apply,
+reject).
+
+`POST /jobs` queues a distillation of one palace for the background worker (clustering is quadratic in a palace's
+memories: never on a request thread) and answers at once: 200 with the result when the worker finished within a
+short wait (`delivery: inline`), else 202 with the job's id (`delivery: queued`); `GET /jobs/{id}` reads its state
+and result. Only the person who started a job reads it; anyone else gets the 404 of a job that does not exist.
 
 The scheduled distillation in suggest mode keeps each cluster it finds as a pending proposal; applying one runs the
 same code as `memory_distill apply`. A proposal of a palace the caller may not write answers 404 like one that
@@ -11,14 +17,22 @@ from datetime import datetime
 from typing import Any, Literal
 
 from django.http import HttpRequest
-from ninja import Query, Router, Schema
+from ninja import Query, Router, Schema, Status
 from pydantic import ConfigDict
 
 from api.auth import caller_of
-from api.schemas import ErrorOut
-from memory.jobs import distill_proposal_apply, distill_proposal_reject
-from memory.models import DistillProposal
+from api.schemas import ErrorOut, ProjectOrigin
+from memory.jobs import (
+    distill_job_get,
+    distill_job_result,
+    distill_job_wait,
+    distill_proposal_apply,
+    distill_proposal_reject,
+)
+from memory.models import DistillJob, DistillProposal
 from memory.selectors import distill_proposals
+from memory.tasks import distill_job_queue
+from palace.errors import InvalidInput
 from palace.selectors import palace_get
 
 router = Router(tags=["distill"])
@@ -100,3 +114,81 @@ def proposals_reject(request: HttpRequest, proposal_id: int, payload: RejectIn) 
     caller = caller_of(request)
     caller.require_write()
     return proposal_out(distill_proposal_reject(proposal_id=proposal_id, actor=caller.actor, reason=payload.reason))
+
+
+# --- jobs on the worker --------------------------------------------------------------------------------------------
+
+
+class JobIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+    mode: Literal["suggest", "apply"] = "suggest"
+    palace: int | None = None
+    project: ProjectOrigin | None = None
+
+
+class ClusterOut(Schema):
+    kind: str
+    member_ids: list[int]
+    min_similarity: float
+    content: str
+    placard: str
+    producer: str
+    fallback: str
+    confidence: float
+    rule_id: int | None
+    skipped: str
+
+
+class JobOut(Schema):
+    id: int
+    state: Literal["queued", "running", "done", "failed"]
+    delivery: Literal["inline", "queued", "lookup"]
+    mode: Literal["suggest", "apply"]
+    palace: int
+    llm_configured: bool | None
+    applied: int
+    clusters: list[ClusterOut]
+    error: str
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+def job_out(job: DistillJob, *, delivery: str) -> dict[str, Any]:
+    result = distill_job_result(job)
+    return {
+        "id": job.pk,
+        "state": job.state,
+        "delivery": delivery,
+        "mode": job.mode,
+        "palace": job.palace_id,
+        "llm_configured": result.llm_configured if result is not None else None,
+        "applied": result.applied if result is not None else 0,
+        "clusters": [vars(c) for c in result.clusters] if result is not None else [],
+        "error": job.error,
+        "created_at": job.created_at,
+        "started_at": job.started_at,
+        "finished_at": job.finished_at,
+    }
+
+
+@router.post("/jobs", response={200: JobOut, 202: JobOut, **ERRORS})
+def jobs_start(request: HttpRequest, payload: JobIn) -> Status[dict[str, Any]]:
+    """Distill `palace` / `project` (else your personal palace) on the worker: 200 with the result when it finished
+    within a short wait (`delivery: inline`), else 202 (`delivery: queued`): read it at GET /jobs/{id}."""
+    caller = caller_of(request)
+    caller.require_write()
+    if payload.palace is not None and payload.project is not None:
+        raise InvalidInput("give palace or project, not both")
+    palace = palace_get(user=caller.user, palace_id=payload.palace, origin=payload.project, write=True)
+    job = distill_job_wait(job=distill_job_queue(palace=palace, actor=caller.actor, mode=payload.mode))
+    if job.state in (DistillJob.State.DONE, DistillJob.State.FAILED):
+        return Status(200, job_out(job, delivery="inline"))
+    return Status(202, job_out(job, delivery="queued"))
+
+
+@router.get("/jobs/{int:job_id}", response={200: JobOut, **ERRORS})
+def jobs_get(request: HttpRequest, job_id: int) -> dict[str, Any]:
+    """A distillation job you started: its state, and its result once done (404 for anyone else's)."""
+    caller = caller_of(request)
+    return job_out(distill_job_get(user=caller.user, job_id=job_id), delivery="lookup")

@@ -1,6 +1,7 @@
 """The background jobs that keep a palace healthy, each a plain idempotent service (memory/tasks.py and the
 management commands are thin doors over them): decay (decay.py), distillation with its proposals and reverts
-(distill.py), the embedding backfill (embeddings_backfill.py) and the slot backfill (slots_backfill.py)."""
+(distill.py), a person's distillation run on the worker (distill_job.py), the embedding backfill
+(embeddings_backfill.py) and the slot backfill (slots_backfill.py)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,13 @@ from memory.jobs.distill import (
     distill_revert,
     distill_run,
 )
+from memory.jobs.distill_job import (
+    distill_job_get,
+    distill_job_result,
+    distill_job_run,
+    distill_job_start,
+    distill_job_wait,
+)
 
 __all__ = [
     "BackfillResult",
@@ -24,6 +32,11 @@ __all__ = [
     "DistillResult",
     "DistillRevert",
     "decay_run",
+    "distill_job_get",
+    "distill_job_result",
+    "distill_job_run",
+    "distill_job_start",
+    "distill_job_wait",
     "distill_proposal_apply",
     "distill_proposal_reject",
     "distill_proposals_store",

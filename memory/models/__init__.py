@@ -1,7 +1,7 @@
 """The memory app's models, one module per concept; importing this package registers them all with Django.
 
 - memory.py: Memory, Edge (the links between memories), AccessRecord and SearchBatch (what searches returned),
-  DistillProposal; the vector helpers of raw SQL.
+  DistillProposal, DistillJob; the vector helpers of raw SQL.
 - knowledge.py: Entity, MemoryEntity, Fact (the temporal layer), ProfileVersion and HandoffVersion.
 - judge.py: Adjudication (every ruling on a save) and JudgeSettings (the one row of the judge's configuration).
 """
@@ -14,6 +14,7 @@ from memory.models.memory import (
     EMBEDDING_DIM,
     HALF_DISTANCE,
     AccessRecord,
+    DistillJob,
     DistillProposal,
     Edge,
     Memory,
@@ -29,6 +30,7 @@ __all__ = [
     "MIN_TIMEOUT_MS",
     "AccessRecord",
     "Adjudication",
+    "DistillJob",
     "DistillProposal",
     "Edge",
     "Entity",

@@ -249,3 +249,34 @@ class DistillProposal(models.Model):
 
     def __str__(self) -> str:
         return f"proposal #{self.pk} ({self.status}): merge {self.member_ids}"
+
+
+class DistillJob(models.Model):
+    """One `memory_distill` run asked for through a door (MCP, REST), done by a Celery worker: clustering is
+    quadratic in a palace's memories, too heavy for a request thread. The door answers at once with the job's id and
+    state; the worker fills in the result (memory.jobs.distill_job). Private to the person who started it, in the
+    database too (its row-level security policies require `user_id` to be the acting user, memory 0017)."""
+
+    class State(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    palace = models.ForeignKey(Palace, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    token_id = models.BigIntegerField(null=True, blank=True)  # the token it came through (a record, as op rows keep)
+    token_label = models.CharField(max_length=100, blank=True)
+    mode = models.CharField(max_length=8)  # "suggest" (a preview, nothing changes) or "apply"
+    state = models.CharField(max_length=8, choices=State.choices, default=State.QUEUED)
+    result = models.JSONField(default=dict, blank=True)  # the run's clusters, once done
+    error = models.CharField(max_length=300, blank=True)  # why it failed (an error class and message, no body)
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["user", "-created_at"], name="distill_job_user")]
+
+    def __str__(self) -> str:
+        return f"distill job #{self.pk} ({self.mode}, {self.state})"

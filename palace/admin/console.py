@@ -214,6 +214,15 @@ def mask_bodies(value: Any) -> Any:
     return value
 
 
+def mask_reason(row: OpLog) -> str:
+    """An op row's reason as staff without `memory.view_memory_body` see it (on screen and in the export)."""
+    # What members wrote about their memories (a forget's reason is its epitaph) is a body; the reasons staff give
+    # for admin changes and the system's own are the audit trail itself, and stay readable.
+    if not row.reason or row.op.startswith("admin.") or row.actor_kind == OpLog.ActorKind.SYSTEM:
+        return row.reason
+    return REASON_HIDDEN
+
+
 def _url(name: str, *args: Any) -> str:
     try:
         return reverse(name, args=args)
@@ -294,11 +303,7 @@ class AuditConsoleAdmin(OpLogAdmin):
 
     @admin.display(description="reason")
     def reason_masked(self, row: OpLog) -> str:
-        # What members wrote about their memories (a forget's reason is its epitaph) is a body; the reasons staff
-        # give for admin changes and the system's own are the audit trail itself, and stay readable.
-        if not row.reason or row.op.startswith("admin.") or row.actor_kind == OpLog.ActorKind.SYSTEM:
-            return row.reason
-        return REASON_HIDDEN
+        return mask_reason(row)
 
     def get_list_display(self, request: HttpRequest) -> Any:
         shown = list(super().get_list_display(request))
@@ -335,10 +340,12 @@ class AuditConsoleAdmin(OpLogAdmin):
         except IncorrectLookupParameters:
             return HttpResponseBadRequest("the filters are not valid")
         user: Any = request.user
+        bodies = can_see_bodies(request)  # without it the file masks what the screen masks (reason and detail)
         rows = export_rows(
             queryset=queryset,
             reader=f"admin-export:{user.get_username()}",
-            mask=None if can_see_bodies(request) else mask_bodies,
+            mask=None if bodies else mask_bodies,
+            reason=None if bodies else mask_reason,
         )
         stamp = timezone.now().strftime("%Y%m%dT%H%M%SZ")
         if fmt == "csv":

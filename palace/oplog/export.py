@@ -42,25 +42,35 @@ COLUMNS = (
 
 
 def export_rows(
-    *, queryset: QuerySet[OpLog], reader: str, mask: Callable[[Any], Any] | None = None
+    *,
+    queryset: QuerySet[OpLog],
+    reader: str,
+    mask: Callable[[Any], Any] | None = None,
+    reason: Callable[[OpLog], str] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Every row of `queryset` (its filters kept, its order replaced by newest first), as plain dicts; `mask`, when
-    given, is applied to each row's detail (the console masks body-like keys for staff who may not read bodies)."""
+    """Every row of `queryset` (its filters kept, its order replaced by newest first), as plain dicts.
+
+    `mask`, when given, is applied to each row's detail, and before → after is read from the masked detail; `reason`,
+    when given, says which reason the export shows. The console passes both for staff who may not read bodies, so the
+    file shows what its screen shows (a member's reason can be an epitaph, a detail can quote one)."""
     last: int | None = None
     base = queryset.order_by("-pk").select_related("palace", "actor_user")
     while True:
         with acting_as_system(reader):
             page = list(base.filter(pk__lt=last)[:PAGE] if last is not None else base[:PAGE])
         for row in page:
-            yield _row(row, mask)
+            yield _row(row, mask, reason)
         if len(page) < PAGE:
             return
         last = page[-1].pk
 
 
-def _row(row: OpLog, mask: Callable[[Any], Any] | None = None) -> dict[str, Any]:
+def _row(
+    row: OpLog, mask: Callable[[Any], Any] | None = None, reason: Callable[[OpLog], str] | None = None
+) -> dict[str, Any]:
     username = row.actor_user.get_username() if row.actor_user is not None else ""
-    changes = before_after(op=row.op, detail=row.detail, target_id=row.target_id)
+    detail = mask(row.detail) if mask is not None else row.detail
+    changes = before_after(op=row.op, detail=detail, target_id=row.target_id)
     return {
         "id": row.pk,
         "created_at": row.created_at.isoformat(),
@@ -82,9 +92,9 @@ def _row(row: OpLog, mask: Callable[[Any], Any] | None = None) -> dict[str, Any]
         "target_id": row.target_id,
         "changes": [{"field": c.field, "before": c.before, "after": c.after} for c in changes],
         "before_after": before_after_text(changes),
-        "reason": row.reason,
+        "reason": reason(row) if reason is not None else row.reason,
         "request_id": row.request_id,
-        "detail": mask(row.detail) if mask is not None else row.detail,
+        "detail": detail,
     }
 
 

@@ -21,6 +21,7 @@ from django.db import DatabaseError, connection, transaction
 
 from memory.models import (
     Adjudication,
+    DistillJob,
     DistillProposal,
     Edge,
     Entity,
@@ -50,7 +51,7 @@ APPEND_ONLY = {"palace_oplog"}  # a trigger refuses UPDATE and DELETE for everyo
 # Rows a reader of the palace inserts: a record of their read, an op row of what they did (palace 0004, memory 0009).
 READER_INSERTS = {"memory_accessrecord", "palace_oplog"}
 # Rows private to the person who wrote them, even from the other members of their palace.
-PRIVATE_TO_AUTHOR = {"memory_handoffversion": "user_id"}
+PRIVATE_TO_AUTHOR = {"memory_handoffversion": "user_id", "memory_distilljob": "user_id"}
 
 Copier = Callable[[str, int, str | None, int | None], Callable[[], int | str]]
 RLS_REFUSED = "42501"  # insufficient_privilege: "new row violates row-level security policy"
@@ -122,6 +123,7 @@ def _fill(palace: Palace, author: Any, word: str) -> None:
     Fact.objects.create(palace=palace, entity=key, content="kept in the shed", source_memory=second)
     ProfileVersion.objects.create(palace=palace, version=1, content=f"{word} keeps keys", created_by=author)
     HandoffVersion.objects.create(palace=palace, user=author, version=1, doing="finding the key")
+    DistillJob.objects.create(palace=palace, user=author, mode="suggest")
 
 
 @pytest.fixture
@@ -298,12 +300,14 @@ def test_a_handoff_is_private_to_its_person_even_from_members_of_its_palace(
     """The handoff selectors filter by person (memory/context/handoff.py); the database should too, so a query
     that forgets that filter shows a member nothing of another member's handoff."""
     project = world["project"].pk
-    alices = _ids("memory_handoffversion", "t.palace_id = %s AND t.user_id = %s", [project, alice.pk])
-    with rls.acting_as(alice):
-        assert _ids("memory_handoffversion") >= alices  # the positive control: hers
-    with rls.acting_as(bob):
-        assert _ids("memory_fact", "t.palace_id = %s", [project])  # he reads the project
-        assert not _ids("memory_handoffversion") & alices
+    for table, author in PRIVATE_TO_AUTHOR.items():  # a handoff, a distillation job
+        alices = _ids(table, f"t.palace_id = %s AND t.{author} = %s", [project, alice.pk])
+        assert alices, table
+        with rls.acting_as(alice):
+            assert _ids(table) >= alices, table  # the positive control: hers
+        with rls.acting_as(bob):
+            assert _ids("memory_fact", "t.palace_id = %s", [project])  # he reads the project
+            assert not _ids(table) & alices, table
 
 
 def test_every_palace_scoped_table_is_under_forced_row_level_security_with_all_four_policies(db: Any) -> None:

@@ -91,8 +91,17 @@ class DistillClusterOut(Out):
 
 
 class DistillOut(Out):
+    job: int = Field(description="the distillation job's id: memory_distill job=<id> asks for its state and result")
+    state: Literal["queued", "running", "done", "failed"] = Field(description="where the worker is with the job")
+    delivery: Literal["inline", "queued", "lookup"] = Field(
+        description=(
+            "inline: the worker finished within a short wait, the result is here; queued: it had not finished, ask "
+            "again with job=<id>; lookup: this answers a job=<id> call"
+        )
+    )
     mode: Literal["suggest", "apply"]
     palace: str
-    llm_configured: bool
+    llm_configured: bool | None = Field(description="whether an LLM was configured for the run (null until done)")
     applied: int
-    clusters: list[DistillClusterOut]
+    clusters: list[DistillClusterOut] = Field(description="the clusters found (empty until the job is done)")
+    error: str = Field(default="", description="why the job failed (state failed)")

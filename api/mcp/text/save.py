@@ -76,10 +76,28 @@ def restored(out: schemas.RestoreOut) -> str:
     )
 
 
+DELIVERY = {
+    "inline": "the worker finished it within the wait",
+    "queued": "queued for the worker",
+    "lookup": "as asked",
+}
+
+
 def distilled(out: schemas.DistillOut) -> str:
+    job = f"Distillation job #{out.job} ({out.mode}, {out.palace}) is {out.state} [{DELIVERY[out.delivery]}]."
+    if out.state in ("queued", "running"):
+        return (
+            f"{job} Clustering runs on the worker, not in this call; nothing has changed yet.\n"
+            f"Next: call memory_distill with job={out.job} in a moment for its result."
+        )
+    if out.state == "failed":
+        failed = f"{job} It failed: {out.error or 'no reason recorded'}."
+        if out.mode == "apply":  # each cluster is applied in its own transaction
+            failed += " Clusters it applied before failing stay applied; the op log lists them (memory.distill)."
+        return failed
     verb = "Proposed" if out.mode == "suggest" else "Applied"
     clusters = out.clusters
-    head = f"{verb} {len(clusters)} cluster(s) in {out.palace} (LLM configured: {out.llm_configured}):"
+    head = f"{job}\n{verb} {len(clusters)} cluster(s) in {out.palace} (LLM configured: {out.llm_configured}):"
     lines: list[str] = []
     for c in clusters:
         line = f"- {c.kind} {', '.join(f'#{i}' for i in c.member_ids)} → {c.content!r} (by {c.producer}"

@@ -11,8 +11,9 @@ from api.mcp import mapping, schemas, text
 from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
 from memory import lifecycle, save
-from memory.jobs import distill_run
+from memory.jobs import distill_job_get, distill_job_wait
 from memory.selectors import memory_get
+from memory.tasks import distill_job_queue
 from palace.errors import InvalidInput, NotFound
 
 SOURCE = "mcp"
@@ -232,18 +233,37 @@ async def memory_distill(
         Literal["suggest", "apply"], Field(description="suggest: propose only. apply: merge (supersedes members).")
     ] = "suggest",
     project: schemas.Project = None,
+    job: Annotated[
+        int | None,
+        Field(
+            ge=1,
+            le=2**63 - 1,
+            description="A job id this tool returned: its state and, once done, its result (mode and project unused).",
+        ),
+    ] = None,
 ) -> Annotated[CallToolResult, schemas.DistillOut]:
     """Consolidate: find clusters of same-topic memories in a palace and merge each into one higher-level rule.
     `suggest` proposes the merges and changes nothing; `apply` writes each rule (by the configured LLM, or an
     extractive rule-based merge — the result says which) and supersedes the members, keeping the chain.
 
+    The work runs on the server's background worker: the answer has a job id and its state. A small run comes back
+    done in the same answer (delivery "inline"); otherwise it is "queued": call again with `job` for the result.
     Next: review the suggestions, then call again with mode=apply.
     """
+    if job is not None:
+        return await run(lambda call: _distill_job(call, job_id=job))
     return await run(lambda call: _distill(call, mode=mode, project=project))
 
 
 def _distill(call: ToolCall, *, mode: str, project: str | None) -> tuple[schemas.DistillOut, str]:
     palace = call.palace(project)
-    result = distill_run(mode=mode, palace=palace, actor=call.actor)
-    out = mapping.distill_out(palace=palace.label, result=result)
+    # Clustering is quadratic in the palace's memories: the worker does it, this thread only waits a moment.
+    started = distill_job_wait(job=distill_job_queue(palace=palace, actor=call.actor, mode=mode))
+    delivery = "inline" if started.state in ("done", "failed") else "queued"
+    out = mapping.distill_out(job=started, delivery=delivery)
+    return out, text.distilled(out)
+
+
+def _distill_job(call: ToolCall, *, job_id: int) -> tuple[schemas.DistillOut, str]:
+    out = mapping.distill_out(job=distill_job_get(user=call.user, job_id=job_id), delivery="lookup")
     return out, text.distilled(out)

@@ -362,3 +362,50 @@ def test_a_row_page_masks_what_was_written_about_a_memory_without_the_body_permi
     masked = streamed(exporter.get(EXPORT, {"format": "json", "memory": str(saved.pk)})).decode()
     assert "(body, not recorded)" in masked and "blue mug" not in masked
     assert "blue mug" in streamed(full.get(EXPORT, {"format": "json", "memory": str(saved.pk)})).decode()
+
+
+def test_export_masks_member_reasons_and_body_changes_without_the_body_permission(
+    trail: dict[str, Any], make_user: Callable[..., Any]
+) -> None:
+    """The CSV and JSON export show what the console's screen shows: a member's reason (a forget's reason is its
+    epitaph) and a body in a detail's before → after are masked for an exporter without `memory.view_memory_body`,
+    shown to one with it; staff's admin reasons stay readable to both (issue 24, Low)."""
+    shared, alice = trail["shared"], trail["personal"].personal_owner
+    OpLog.objects.create(
+        op="memory.restore", actor_kind="user", actor_name="alice", actor_user=alice, palace=trail["project"],
+        target_kind="memory", target_id=shared.pk, reason="the blue mug was moved",
+        detail={"before": {"epitaph": "under the blue mug"}, "after": {"epitaph": ""}},
+    )  # fmt: skip
+    OpLog.objects.create(
+        op="admin.change", actor_kind="system", actor_name="admin", palace=trail["project"],
+        target_kind="memory", target_id=shared.pk, reason="staff fixed a typo", detail={},
+    )  # fmt: skip
+    exporter = staff_client(make_user, "exporter", "view_oplog", "export_memory")
+    full = staff_client(make_user, "fullexporter", "view_oplog", "export_memory", "view_memory_body")
+    query = {"memory": str(shared.pk)}
+
+    def both(client: Client) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, Any]]]:
+        table = csv.DictReader(io.StringIO(streamed(client.get(EXPORT, {"format": "csv", **query})).decode()))
+        document = json.loads(streamed(client.get(EXPORT, {"format": "json", **query})))
+        return {r["op"]: r for r in table}, {r["op"]: r for r in document["rows"]}
+
+    masked_csv, masked_json = both(exporter)
+    shown_csv, shown_json = both(full)
+    hidden = "(hidden: reading what people wrote"
+    for rows in (masked_csv, masked_json):
+        assert rows["memory.forget"]["reason"].startswith(hidden)
+        assert rows["memory.restore"]["reason"].startswith(hidden)
+        assert rows["admin.change"]["reason"] == "staff fixed a typo"
+    assert masked_csv["memory.restore"]["before_after"] == "epitaph: (body, not recorded) → —"
+    assert masked_json["memory.restore"]["changes"] == [
+        {"field": "epitaph", "before": "(body, not recorded)", "after": ""}
+    ]
+    for text in (json.dumps(masked_json), json.dumps(masked_csv)):
+        assert "blue mug" not in text and "wrong branch" not in text
+    # The positive control: the body permission shows every one of them, in both formats.
+    for rows in (shown_csv, shown_json):
+        assert rows["memory.forget"]["reason"] == "wrong branch"
+        assert rows["memory.restore"]["reason"] == "the blue mug was moved"
+        assert rows["admin.change"]["reason"] == "staff fixed a typo"
+    assert shown_csv["memory.restore"]["before_after"] == "epitaph: under the blue mug → —"
+    assert shown_json["memory.restore"]["changes"][0]["before"] == "under the blue mug"
