@@ -227,7 +227,8 @@ def _labelled[Out: BaseModel](out: Out, rendered: str, chosen: list[Chosen]) -> 
     if not chosen or "palace_used" not in type(out).model_fields:
         return out, rendered
     first = chosen[0]
-    used = schemas.PalaceUsed(id=first.palace.pk, name=first.palace.label, kind=first.palace.kind, chosen_by=first.by)
+    kind: Literal["personal", "project"] = "personal" if first.palace.kind == "personal" else "project"
+    used = schemas.PalaceUsed(id=first.palace.pk, name=first.palace.label, kind=kind, chosen_by=first.by)
     return out.model_copy(update={"palace_used": used}), text.palace_used(rendered, first.palace.label, first.by)
 
 

@@ -70,9 +70,9 @@ class Command(BaseCommand):
                 user = self._user(opts["user"])
                 for t in ApiToken.objects.filter(user=user).select_related("default_project").order_by("pk"):
                     used = t.last_used_at.isoformat(timespec="seconds") if t.last_used_at else "never"
-                    project = t.default_project.origin_key if t.default_project is not None else "-"
+                    default = (t.default_project.origin_key if t.default_project is not None else None) or "-"
                     self.stdout.write(
-                        f"{t.pk}\t{t.label}\t{t.prefix}…\t{t.scope}\t{t.status}\tlast used {used}\tproject {project}"
+                        f"{t.pk}\t{t.label}\t{t.prefix}…\t{t.scope}\t{t.status}\tlast used {used}\tproject {default}"
                     )
             else:
                 token = token_revoke(token_id=opts["id"], user=None, actor=actor)
