@@ -58,10 +58,20 @@ class Connection:
         return value, WHERE[where]
 
 
+def as_origin(value: str) -> str:
+    """`host/owner/repo` — a project's key, the name every result gives its palace, and the spelling the tools'
+    descriptions show — is taken as the origin it stands for (palace.origins.normalize_origin wants a scheme or the
+    scp form); every other spelling is passed on as it is."""
+    text = value.strip()
+    if "://" not in text and ":" not in text and "/" in text:
+        return f"https://{text}"
+    return text
+
+
 def _key(value: str) -> str:
     """Two spellings of one origin (git@github.com:a/b.git, https://github.com/a/b) name one project."""
     try:
-        return normalize_origin(value)
+        return normalize_origin(as_origin(value))
     except InvalidOrigin:
         return value.strip().lower()
 

@@ -43,7 +43,7 @@ from accounts.caller import Caller
 from accounts.models import ApiToken
 from accounts.tokens import token_get_live
 from api.mcp import schemas, text
-from api.mcp.connection import Connection, current_connection
+from api.mcp.connection import Connection, as_origin, current_connection
 from api.mcp.registry import ToolSpec, current_tool
 from api.mcp.timing import current_timing
 from api.mcp.workers import abandon_thread
@@ -164,7 +164,7 @@ class ToolCall:
             raise NotFound(text.palace_not_found(None)) from None
 
     def _named(self, project: str, *, write: bool) -> Palace:
-        origin = None if project.strip().lower() == PERSONAL else project
+        origin = None if project.strip().lower() == PERSONAL else as_origin(project)
         return palace_get(user=self.user, origin=origin, write=write)
 
     def personal(self) -> Palace:

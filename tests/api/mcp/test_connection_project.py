@@ -99,7 +99,7 @@ def test_precedence_is_argument_then_connection_then_token_then_personal(
         call_each(
             with_default,
             [
-                _save("Third pins Node 22.", project=THIRD_ORIGIN),
+                _save("Third pins Node 22.", project="github.com/atrium-test/third"),  # the key, as results name it
                 _save("Demo pins Node 20."),
                 _save("Alice prefers tabs.", project="personal"),
             ],
@@ -194,7 +194,7 @@ def test_a_header_and_a_url_that_name_different_projects_are_refused_and_one_pro
             tokens["alice"],
             [_save("Demo's staging is at staging.demo.test.")],
             url=f"{BASE}/mcp?project=https://github.com/atrium-test/demo",
-            headers={HEADER: PROJECT_ORIGIN},
+            headers={HEADER: "github.com/atrium-test/demo"},
         )
     )
     assert _saved(same).palace_id == project.pk
