@@ -29,8 +29,8 @@ import logging
 import time
 from collections.abc import Callable
 from contextvars import ContextVar
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -42,7 +42,8 @@ from pydantic import BaseModel, ValidationError
 from accounts.caller import Caller
 from accounts.models import ApiToken
 from accounts.tokens import token_get_live
-from api.mcp import text
+from api.mcp import schemas, text
+from api.mcp.connection import Connection, as_origin, current_connection
 from api.mcp.registry import ToolSpec, current_tool
 from api.mcp.timing import current_timing
 from api.mcp.workers import abandon_thread
@@ -74,12 +75,30 @@ class Unauthenticated(PermissionDenied):
     """No verified token on this request (cannot happen behind the SDK's auth middleware; kept as a guard)."""
 
 
+ChosenBy = Literal["argument", "connection", "token", "personal"]
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """The palace a tool addressed, and which level of the precedence chose it (every result says so)."""
+
+    palace: Palace
+    by: ChosenBy
+
+
+class DefaultProjectGone(NotFound):
+    """The token's default project is not one of the caller's palaces any more."""
+
+
 @dataclass(frozen=True)
 class ToolCall:
-    """What a tool body gets: who calls, and which tool (for its write flag)."""
+    """What a tool body gets: who calls, which tool (for its write flag), the project its connection names, and the
+    palace it chose (`chosen`, filled by `palace`; the runner labels the result with it)."""
 
     caller: Caller
     spec: ToolSpec
+    connection: Connection | None = None
+    chosen: list[Chosen] = field(default_factory=list)
 
     @property
     def user(self) -> AbstractBaseUser:
@@ -93,34 +112,68 @@ class ToolCall:
     def token_id(self) -> int | None:
         return self.caller.token.pk if self.caller.token is not None else None
 
-    def palace(self, project: str | None, *, write: bool | None = None) -> Palace:
-        """The palace the tool addresses, checked for writing when the tool writes (or as `write` says):
+    def palace(
+        self, project: str | None, *, write: bool | None = None, gone_default: Literal["error", "personal"] = "error"
+    ) -> Palace:
+        """The palace the tool addresses, checked for writing when the tool writes (or as `write` says), first
+        found of:
 
-        - `project` names one (a git origin): that project, when the caller is a member;
-        - `project` is "personal": the caller's personal palace;
-        - no `project`: the token's default project when it has one, else the personal palace.
+        1. `project`, the tool's argument: a git origin of a project the caller is a member of, or "personal";
+        2. the project this connection names (api/mcp/connection.py), the same way;
+        3. the token's default project;
+        4. the caller's personal palace.
 
-        A project the caller is not a member of raises NotFound exactly like one that does not exist; so does a
-        token's default project the caller no longer belongs to, with a message that says so — never a palace the
-        agent did not choose."""
+        A named project the caller is not a member of raises NotFound exactly like one that does not exist, with a
+        message that says where the name came from (the argument, the connection), so the agent knows what to
+        fix; so does a token's default project the caller no longer belongs to (or, with gone_default="personal",
+        for a tool that only adds the project to the personal palace, that level is passed over). Never a palace
+        the agent did not choose: a connection's project that fails is an error, not a fall back to personal, so
+        a save meant for the project never lands, silently, somewhere else. The choice is recorded in `chosen`."""
         write = self.spec.write if write is None else write
-        if project is not None and not project.strip():
-            project = None
-        if project is None and self.caller.token is not None and self.caller.token.default_project_id is not None:
+        chosen = self._choose(project, write=write, gone_default=gone_default)
+        self.chosen.append(chosen)
+        return chosen.palace
+
+    def _choose(self, project: str | None, *, write: bool, gone_default: str) -> Chosen:
+        if project is not None and project.strip():
             try:
-                return palace_get(user=self.user, palace_id=self.caller.token.default_project_id, write=write)
+                return Chosen(self._named(project, write=write), "argument")
             except NotFound:
-                raise NotFound(text.default_project_gone()) from None
-        if project is not None and project.strip().lower() == PERSONAL:
-            project = None
+                raise NotFound(text.palace_not_found(project)) from None
+        named = self.connection.project() if self.connection is not None else None
+        if named is not None:
+            value, where = named
+            try:
+                return Chosen(self._named(value, write=write), "connection")
+            except NotFound:
+                raise NotFound(text.connection_project_not_found(value, where)) from None
+            except PermissionDenied as exc:
+                raise PermissionDenied(f"{exc.message} (the project {where} names)") from None
+        token = self.caller.token
+        if token is not None and token.default_project_id is not None:
+            try:
+                return Chosen(palace_get(user=self.user, palace_id=token.default_project_id, write=write), "token")
+            except NotFound:
+                if gone_default == "error":
+                    raise DefaultProjectGone(text.default_project_gone()) from None
+            except PermissionDenied as exc:
+                raise PermissionDenied(f"{exc.message} (this token's default project)") from None
         try:
-            return palace_get(user=self.user, origin=project, write=write)
+            return Chosen(palace_get(user=self.user, write=write), "personal")
         except NotFound:
-            raise NotFound(text.palace_not_found(project)) from None
+            raise NotFound(text.palace_not_found(None)) from None
+
+    def _named(self, project: str, *, write: bool) -> Palace:
+        origin = None if project.strip().lower() == PERSONAL else as_origin(project)
+        return palace_get(user=self.user, origin=origin, write=write)
 
     def personal(self) -> Palace:
-        """The caller's personal palace, whatever the token's default project (the standing profile's own)."""
-        return self.palace(PERSONAL)
+        """The caller's personal palace, whatever the precedence says (the standing profile's own); not a choice
+        the result is labelled with."""
+        try:
+            return palace_get(user=self.user)
+        except NotFound:
+            raise NotFound(text.palace_not_found(None)) from None
 
 
 def current_token_id() -> int:
@@ -146,23 +199,37 @@ def load_caller(token_id: int) -> Caller:
 
 
 def _invoke[Out: BaseModel](
-    spec: ToolSpec, token_id: int, body: Callable[[ToolCall], tuple[Out, str]]
+    spec: ToolSpec, token_id: int, connection: Connection | None, body: Callable[[ToolCall], tuple[Out, str]]
 ) -> tuple[Out, str, float]:
     """Run one tool body for its caller, on the request's ORM thread."""
     caller = load_caller(token_id)
     if spec.write:
         caller.require_write()
     started = time.perf_counter()
+    call = ToolCall(caller=caller, spec=spec, connection=connection)
     try:
         with rls.acting_as(caller.user):  # row-level security: only this caller's palaces, until the body returns
-            out, rendered = body(ToolCall(caller=caller, spec=spec))
+            out, rendered = body(call)
     finally:
         service_ms = (time.perf_counter() - started) * 1000
         timing = current_timing.get()
         if timing is not None:  # the request's Server-Timing (api/mcp/timing.py)
             timing.service_ms += service_ms
             timing.tool_calls += 1
+    out, rendered = _labelled(out, rendered, call.chosen)
     return out, rendered, service_ms
+
+
+def _labelled[Out: BaseModel](out: Out, rendered: str, chosen: list[Chosen]) -> tuple[Out, str]:
+    """The palace the body chose, and why, in the result: `palaceUsed` for every output that declares it
+    (schemas.PalaceScoped) and a last line of the text. Done here, once, so no tool that resolves a palace can
+    leave it out."""
+    if not chosen or "palace_used" not in type(out).model_fields:
+        return out, rendered
+    first = chosen[0]
+    kind: Literal["personal", "project"] = "personal" if first.palace.kind == "personal" else "project"
+    used = schemas.PalaceUsed(id=first.palace.pk, name=first.palace.label, kind=kind, chosen_by=first.by)
+    return out.model_copy(update={"palace_used": used}), text.palace_used(rendered, first.palace.label, first.by)
 
 
 async def _invoke_within_limit[Out: BaseModel](
@@ -170,9 +237,10 @@ async def _invoke_within_limit[Out: BaseModel](
 ) -> tuple[Out, str, float]:
     limit = float(settings.ATRIUM_MCP_TOOL_TIMEOUT)
     deadline = asyncio.timeout(limit)
+    connection = current_connection.get()
     try:
         async with deadline:
-            return await sync_to_async(_invoke)(spec, token_id, body)
+            return await sync_to_async(_invoke)(spec, token_id, connection, body)
     except TimeoutError:
         if not deadline.expired():
             raise  # a timeout inside the body (a socket's), not the limit

@@ -21,6 +21,7 @@ from pydantic import AnyHttpUrl
 
 from accounts.tokens import token_verify
 from api.mcp import tools  # noqa: F401  (its @tool declarations fill the registry)
+from api.mcp.connection import connection_from_scope, current_connection
 from api.mcp.registry import RESOURCES, TOOLS, write_tool_names
 from api.mcp.runner import verified_token
 from api.mcp.text import INSTRUCTIONS
@@ -143,6 +144,8 @@ def guarded(app: Any) -> Any:
     - a foreign `Origin` gets 403;
     - GET gets 405: this server is stateless and sends nothing unprompted, so a legacy standalone SSE stream
       would only hold a connection open forever (the spec lets a server refuse it with 405).
+
+    It also reads the project the connection names (X-Atrium-Project, ?project=) for the tools.
     """
 
     async def guard(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -155,6 +158,14 @@ def guarded(app: Any) -> Any:
             if scope.get("method") == "GET":
                 await _refuse(send, 405, "POST JSON-RPC messages to this endpoint", [(b"allow", b"POST")])
                 return
+            # The project this connection names (api/mcp/connection.py): the SDK runs the tool handlers under a
+            # copy of this request's context, as it does for the verified token.
+            reset = current_connection.set(connection_from_scope(scope))
+            try:
+                await app(scope, receive, send)
+            finally:
+                current_connection.reset(reset)
+            return
         await app(scope, receive, send)
 
     return guard

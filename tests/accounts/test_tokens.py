@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import pytest
 import time_machine
 from django.utils import timezone
 
@@ -12,6 +13,7 @@ from accounts.models import ApiToken
 from accounts.tokens import hash_token, token_create, token_get_live, token_revoke, token_verify
 from palace.actors import Actor
 from palace.models import OpLog
+from tests.conftest import PROJECT_ORIGIN
 
 
 def test_create_stores_only_a_hash_and_logs_it(alice: Any) -> None:
@@ -114,6 +116,32 @@ def test_token_command_prints_the_raw_token_once(alice: Any, capsys: Any) -> Non
     token_id = ApiToken.objects.get(label="cli").pk
     call_command("token", "revoke", str(token_id))
     assert token_verify(raw) is None
+
+
+def test_token_command_sets_a_default_project_only_for_a_member(
+    alice: Any, charlie: Any, project: Any, capsys: Any
+) -> None:
+    from django.core.management import CommandError, call_command
+
+    # The ssh spelling of the origin names the project stored under its normalised key.
+    call_command("token", "create", "--user", "alice", "--name", "app agent", "--project", PROJECT_ORIGIN)
+    captured = capsys.readouterr()
+    token = token_verify(captured.out.strip())
+    assert token is not None and token.default_project_id == project.pk
+    assert f"default project {project.origin_key}" in captured.err
+    op = OpLog.objects.get(op="token.create", target_id=token.pk)
+    assert op.detail["default_project"] == project.origin_key
+    call_command("token", "list", "--user", "alice")
+    assert f"project {project.origin_key}" in capsys.readouterr().out
+
+    # Charlie is not a member: refused as "not found" (as for a project that does not exist), and no token is made.
+    for user, origin in (("charlie", PROJECT_ORIGIN), ("alice", "https://github.com/atrium-test/nowhere")):
+        with pytest.raises(CommandError, match="not found"):
+            call_command("token", "create", "--user", user, "--name", "sneaky", "--project", origin)
+    assert not ApiToken.objects.filter(label="sneaky").exists()
+    # A personal palace is no default project.
+    with pytest.raises(CommandError, match="not found"):
+        call_command("token", "create", "--user", "alice", "--name", "mine", "--project", "personal")
 
 
 def test_tokens_page_shows_the_raw_token_once_and_revokes(alice: Any, client_for: Any) -> None:

@@ -1,4 +1,7 @@
-"""`atrium token create|list|revoke` — per-user API tokens for REST and MCP. The raw token is printed once."""
+"""`atrium token create|list|revoke` — per-user API tokens for REST and MCP. The raw token is printed once.
+
+`create --project ORIGIN` gives the token a default project (accounts.tokens.token_create checks membership):
+MCP tools given no `project`, on a connection that names none, work there (api/mcp/runner.py, ToolCall.palace)."""
 
 from __future__ import annotations
 
@@ -25,7 +28,13 @@ class Command(BaseCommand):
         create.add_argument("--name", required=True, help="a label, e.g. 'laptop claude-code'")
         create.add_argument("--scope", choices=["read", "write"], default="write")
         create.add_argument("--expires-days", type=int, default=None)
-        create.add_argument("--project", default=None, help="default project (git origin) for profile and bootstrap")
+        create.add_argument(
+            "--project",
+            default=None,
+            metavar="ORIGIN",
+            help="default project (a git origin the user is a member of): MCP tools given no `project`, on a "
+            "connection that names none, work there",
+        )
         listing = sub.add_parser("list")
         listing.add_argument("--user", required=True)
         revoke = sub.add_parser("revoke")
@@ -49,16 +58,22 @@ class Command(BaseCommand):
                     project=opts["project"],
                     actor=actor,
                 )
+                project = (
+                    f", default project {token.default_project.origin_key}" if token.default_project is not None else ""
+                )
                 self.stderr.write(
-                    f"Token {token.pk} '{token.label}' ({token.scope}) for {user.get_username()}; "
+                    f"Token {token.pk} '{token.label}' ({token.scope}{project}) for {user.get_username()}; "
                     "copy it now, it is not shown again:"
                 )
                 self.stdout.write(raw)
             elif opts["action"] == "list":
                 user = self._user(opts["user"])
-                for t in ApiToken.objects.filter(user=user).order_by("pk"):
+                for t in ApiToken.objects.filter(user=user).select_related("default_project").order_by("pk"):
                     used = t.last_used_at.isoformat(timespec="seconds") if t.last_used_at else "never"
-                    self.stdout.write(f"{t.pk}\t{t.label}\t{t.prefix}…\t{t.scope}\t{t.status}\tlast used {used}")
+                    default = (t.default_project.origin_key if t.default_project is not None else None) or "-"
+                    self.stdout.write(
+                        f"{t.pk}\t{t.label}\t{t.prefix}…\t{t.scope}\t{t.status}\tlast used {used}\tproject {default}"
+                    )
             else:
                 token = token_revoke(token_id=opts["id"], user=None, actor=actor)
                 self.stdout.write(f"Revoked token {token.pk} '{token.label}'.")

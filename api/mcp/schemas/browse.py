@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from api.mcp.schemas.common import MemoryRow, Out
+from api.mcp.schemas.common import MemoryRow, Out, PalaceScoped
 
 
 class TimelineRow(Out):
@@ -16,7 +16,7 @@ class TimelineRow(Out):
     memory: MemoryRow | None
 
 
-class TimelineOut(Out):
+class TimelineOut(PalaceScoped):
     order: Literal["created", "tour"]
     palace: str
     rows: list[TimelineRow]
@@ -33,7 +33,7 @@ class RoomOut(Out):
     latest_placard: str
 
 
-class StatsOut(Out):
+class StatsOut(PalaceScoped):
     palace: str
     total: int
     by_status: dict[str, int]
@@ -68,7 +68,7 @@ class TourStopOut(Out):
     memory: MemoryRow | None
 
 
-class TourOut(Out):
+class TourOut(PalaceScoped):
     mode: Literal["fixed", "thematic"]
     palace: str
     theme: str = ""
@@ -79,7 +79,7 @@ class TourOut(Out):
     note: str = ""
 
 
-class ForgottenOut(Out):
+class ForgottenOut(PalaceScoped):
     palace: str
     memories: list[MemoryRow]
     next_cursor: str | None

@@ -22,9 +22,10 @@ Project = Annotated[
         max_length=400,
         description=(
             "Git origin of a project palace you are a member of (e.g. github.com/org/repo or "
-            'git@github.com:org/repo.git), or "personal" for your personal palace. Omitted: your token\'s default '
-            "project, or your personal palace when the token has none (a tool that reads every palace you belong "
-            "to when none is named says so)."
+            'git@github.com:org/repo.git), or "personal" for your personal palace. Omitted: the project this '
+            "connection names (X-Atrium-Project header or ?project= on the MCP URL), else your token's default "
+            "project, else your personal palace (a tool that reads every palace you belong to when none is named "
+            "says so). The result's palaceUsed says which palace was used and why."
         ),
     ),
 ]
@@ -78,6 +79,27 @@ class Out(BaseModel):
 
 class In(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class PalaceUsed(Out):
+    id: int
+    name: str = Field(description='"my palace" or the project origin')
+    kind: Literal["personal", "project"]
+    chosen_by: Literal["argument", "connection", "token", "personal"] = Field(
+        description=(
+            "argument: the tool's `project`; connection: the X-Atrium-Project header or ?project= on the MCP URL; "
+            "token: the token's default project; personal: none of those named one"
+        )
+    )
+
+
+class PalaceScoped(Out):
+    """An output of a tool that addresses one palace: it says which, and why (filled by the runner)."""
+
+    palace_used: PalaceUsed | None = Field(
+        default=None,
+        description="the palace this call used and which level chose it; null when it read every palace you belong to",
+    )
 
 
 class EntityIn(In):

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.mcp.schemas.common import FactOut, Out
+from api.mcp.schemas.common import FactOut, Out, PalaceScoped
 
 
 class EntityRef(Out):
@@ -53,7 +53,7 @@ class FactFailedOut(Out):
     candidates: list[EntityRef] = Field(default_factory=list)
 
 
-class FactsOut(Out):
+class FactsOut(PalaceScoped):
     mode: Literal["write", "query"]
     palace: str | None = None
     written: list[FactWrittenOut] = Field(default_factory=list)

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from api.mcp.schemas.common import MemoryRow, Out
+from api.mcp.schemas.common import MemoryRow, Out, PalaceScoped
 
 
 class ProfileVersionOut(Out):
@@ -20,7 +20,7 @@ class ProfileVersionOut(Out):
     created_at: datetime
 
 
-class ProfileEditOut(Out):
+class ProfileEditOut(PalaceScoped):
     palace: str = Field(description='"my palace" or the project origin')
     action: Literal["view", "edit", "rollback"]
     version: int = Field(description="the current version after this call; 0 when there is no curated profile yet")
@@ -29,7 +29,7 @@ class ProfileEditOut(Out):
     history: list[ProfileVersionOut] = Field(description="versions, newest first (up to 20)")
 
 
-class BootstrapOut(Out):
+class BootstrapOut(PalaceScoped):
     text: str = Field(description="the bootstrap block, wrapped in <atrium_memory_context>, within the budget")
     tokens: float
     budget: int
@@ -40,7 +40,7 @@ class BootstrapOut(Out):
     more: int = Field(description="recent memories not shown")
 
 
-class HistoryOut(Out):
+class HistoryOut(PalaceScoped):
     target: Literal["handoff", "profile", "memory"]
     palace: str
     handoffs: list[HandoffOut] = Field(default_factory=list, description="your handoff versions, newest first")
@@ -48,7 +48,7 @@ class HistoryOut(Out):
     memories: list[MemoryRow] = Field(default_factory=list, description="a memory's supersede chain, newest first")
 
 
-class HandoffOut(Out):
+class HandoffOut(PalaceScoped):
     """A person's handoff in a palace (memory_handoff_save, _load, memory_history, memory_checkout)."""
 
     palace: str

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from api.mcp.schemas.common import EntityTagOut, FactOut, MemoryRow, Out
+from api.mcp.schemas.common import EntityTagOut, FactOut, MemoryRow, Out, PalaceScoped
 
 
 class SearchHit(Out):
@@ -71,7 +71,7 @@ class OverviewOut(Out):
     entries: list[OverviewEntryOut] = Field(description="no ref: never cite these in memory_assess")
 
 
-class SearchOut(Out):
+class SearchOut(PalaceScoped):
     query: str
     mode: Literal["hybrid", "lexical", "semantic", "none"]
     degraded: list[str]
@@ -126,7 +126,7 @@ class ProfileLineOut(Out):
     truncated: bool
 
 
-class ProfileOut(Out):
+class ProfileOut(PalaceScoped):
     text: str = Field(description="the profile, wrapped in <atrium_memory_context>, within the token budget")
     tokens: float
     budget: int

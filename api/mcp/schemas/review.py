@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from api.mcp.schemas.common import MemoryRow, Out
+from api.mcp.schemas.common import MemoryRow, Out, PalaceScoped
 
 
 class ReportOut(Out):
@@ -33,7 +33,7 @@ class QueueRow(Out):
     repetitions: int
 
 
-class QueueOut(Out):
+class QueueOut(PalaceScoped):
     due: int
     items: list[QueueRow]
 

@@ -3,7 +3,9 @@ batch item. Wire names are camelCase, as in api/mcp/schemas/common.py."""
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -16,9 +18,32 @@ from api.mcp.schemas.common import (
     Kind,
     MemoryRow,
     Out,
+    PalaceScoped,
     Placard,
     Restore,
 )
+from api.schemas import Instant
+
+Session = Annotated[
+    str | None,
+    Field(
+        default=None,
+        max_length=200,
+        description="Optional: the id of the conversation this comes from; episodes of one session are grouped.",
+    ),
+]
+Turn = Annotated[
+    Annotated[int, Field(ge=0, le=10**9)] | Annotated[str, Field(max_length=100)] | None,
+    Field(default=None, description="Optional: the turn of that session (a number or a short id)."),
+]
+OccurredAt = Annotated[
+    Instant | None,
+    Field(
+        default=None,
+        description="Optional: when it happened, ISO 8601 with a UTC offset (e.g. 2026-03-02T14:05:00+01:00); "
+        "default: now.",
+    ),
+]
 
 
 class SaveItem(In):
@@ -28,6 +53,34 @@ class SaveItem(In):
     importance: Importance = None
     restore: Restore = False
     entities: Entities = None
+    session: Session = None
+    turn: Turn = None
+    occurred_at: OccurredAt = None
+
+
+def _turn_text(turn: int | str | None) -> str:
+    return "" if turn is None else str(turn).strip()
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a save came from in the agent's conversation (memory_save's `session`, `turn`, `occurred_at`): stored
+    as the memory's source_session, source_turn and occurred_at, as the REST door does."""
+
+    session: str | None = None
+    turn: int | str | None = None
+    occurred_at: datetime | None = None
+
+    def turn_text(self) -> str:
+        return _turn_text(self.turn)
+
+    def item_fields(self, item: SaveItem) -> dict[str, Any]:
+        """A batch item for the save pipeline: its own session, turn and time, else these."""
+        fields = item.model_dump(exclude={"session", "turn", "occurred_at"})
+        fields["source_session"] = (item.session if item.session is not None else self.session) or ""
+        fields["source_turn"] = _turn_text(item.turn if item.turn is not None else self.turn)
+        fields["occurred_at"] = item.occurred_at or self.occurred_at
+        return fields
 
 
 class SaveItemOut(Out):
@@ -52,7 +105,7 @@ class SaveItemOut(Out):
     entities_error: str = Field(default="", description="linking failed (the memory was saved all the same)")
 
 
-class SaveOut(Out):
+class SaveOut(PalaceScoped):
     palace: str
     count: int
     failed: int
@@ -90,7 +143,7 @@ class DistillClusterOut(Out):
     skipped: str
 
 
-class DistillOut(Out):
+class DistillOut(PalaceScoped):
     job: int = Field(description="the distillation job's id: memory_distill job=<id> asks for its state and result")
     state: Literal["queued", "running", "done", "failed"] = Field(description="where the worker is with the job")
     delivery: Literal["inline", "queued", "lookup"] = Field(

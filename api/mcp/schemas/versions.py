@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from api.mcp.schemas.common import MemoryRow, Out
+from api.mcp.schemas.common import MemoryRow, Out, PalaceScoped
 from api.mcp.schemas.handoff import HandoffOut
 
 
-class CheckoutOut(Out):
+class CheckoutOut(PalaceScoped):
     memory: MemoryRow | None = Field(
         default=None, description="the new current version, with the brought-back content (target=memory)"
     )

@@ -75,6 +75,37 @@ def default_project_gone() -> str:
     )
 
 
+def connection_project_not_found(project: str, where: str) -> str:
+    return (
+        f"project not found: {project!r}, the project {where} names for this connection (it is not one of your "
+        "palaces), so nothing was done. Fix the connection's project (`atrium mcp-config --project-from-git` in the "
+        'repository), or pass `project`: the git origin of a project you are a member of, or "personal" for your '
+        "personal palace."
+    )
+
+
+CHOSEN_BY = {
+    "argument": "named by `project`",
+    "connection": "named by this connection (X-Atrium-Project header or ?project= on the MCP URL)",
+    "token": "your token's default project",
+    "personal": "your personal palace: no `project`, connection project or token default named another",
+}
+
+
+# The wrapper's closing line: a recalled result stays one wrapped block (the palace line goes inside it).
+_CLOSING = wrap_memory_context("").splitlines()[-1]
+
+
+def palace_used(rendered: str, label: str, chosen_by: str) -> str:
+    """A result that addressed one palace, with a last line that says which, and why (inside the wrapper of a
+    recalled result, so the block stays whole)."""
+    line = f"Palace used: {label} ({CHOSEN_BY[chosen_by]})"
+    body = rendered.rstrip("\n")
+    if body.endswith(_CLOSING):
+        return f"{body.removesuffix(_CLOSING).rstrip(chr(10))}\n{line}\n{_CLOSING}"
+    return f"{body}\n{line}"
+
+
 # --- shared shapes -------------------------------------------------------------------------------------------------
 
 

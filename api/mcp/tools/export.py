@@ -15,14 +15,15 @@ from pydantic import Field
 
 from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
-from api.mcp.schemas import Out
+from api.mcp.schemas import PalaceScoped
 from ops.portability import LINK_SECONDS, export_file, link_token, link_url
 from palace.errors import InvalidInput
+from palace.models import Palace
 
 INLINE_BYTES = 32_000  # a JSON export up to this size comes back inline; larger ones, and every vault, as a link
 
 
-class ExportOut(Out):
+class ExportOut(PalaceScoped):
     format: str
     redacted: bool
     palaces: int
@@ -47,16 +48,17 @@ async def memory_export(
         Field(
             default=None,
             max_length=400,
-            description="Git origin of the project palace to export (required unless your token has a default "
-            "project).",
+            description="Git origin of the project palace to export (required unless this connection names a "
+            "project or your token has a default project).",
         ),
     ] = None,
     ctx: Context | None = None,
 ) -> Annotated[CallToolResult, ExportOut]:
     """Export one project's memories (every field, versions, edges, rooms, review state, op log): name it with
-    `project` (your token's default project if omitted). A small JSON export comes back inline in `document`;
-    otherwise `url` is a download link valid for 10 minutes and for ONE download, while this token is valid (give it
-    to the person; it downloads without further credentials, so do not paste it anywhere public).
+    `project` (omitted: this connection's project, else your token's default project). A small JSON export comes
+    back inline in `document`; otherwise `url` is a download link valid for 10 minutes and for ONE download, while
+    this token is valid (give it to the person; it downloads without further credentials, so do not paste it
+    anywhere public).
     Next: nothing; to move memories between servers, the person runs `atrium import FILE --user NAME`.
     """
     base = _request_base(ctx)
@@ -71,20 +73,17 @@ def _request_base(ctx: Context | None) -> str:
 
 
 def _project(call: ToolCall, project: str | None) -> str:
-    """The project to export: the one named, else the token's default project; never everything readable."""
-    project = (project or "").strip()
-    if project:
-        return project
-    default = call.caller.default_project()
-    origin = default.origin_key if default is not None else None
-    if not origin:
+    """The project to export: the one named (the argument, else this connection's), else the token's default
+    project; never everything readable, and never the personal palace by default."""
+    chosen = call.palace(project, write=False)
+    if chosen.kind != Palace.Kind.PROJECT or not chosen.origin_key:
         raise InvalidInput(
             "project: required — send the git origin of one project you may read (e.g. github.com/acme/app); "
             "memory_export hands out one project at a time. Your personal palace and everything at once: "
             "GET /api/v1/export or the panel's Palace page",
             field="project",
         )
-    return origin
+    return chosen.origin_key
 
 
 def _export(call: ToolCall, *, fmt: str, redacted: bool, project: str | None, base: str) -> tuple[ExportOut, str]:

@@ -207,7 +207,8 @@ def _examine(call: ToolCall, *, ids: list[int]) -> tuple[schemas.ExamineOut, str
 @tool("memory_profile", title="Your standing profile")
 async def memory_profile(project: schemas.Project = None) -> Annotated[CallToolResult, schemas.ProfileOut]:
     """The grand hall: your standing profile — your curated profile first (if any; edit it with
-    memory_profile_edit), then the curated profile of `project` when you name one, then the top memories of your
+    memory_profile_edit), then the curated profile of the project (`project`, else this connection's, else your
+    token's default project), then the top memories of your
     personal palace, each with its room#slot, all within one fixed token budget; entries that do not fit are
     listed as #id lines and counted as "+N more"; a line says how many reviews are due. The same text is the
     resource atrium://profile and GET /api/v1/profile.txt (for session-start hooks).
@@ -221,8 +222,10 @@ async def memory_profile(project: schemas.Project = None) -> Annotated[CallToolR
 
 def _profile(call: ToolCall, *, project: str | None = None) -> tuple[schemas.ProfileOut, str]:
     palace = call.personal()
-    chosen = call.palace(project) if project else call.caller.default_project()
-    palaces = [palace] if chosen is None or chosen.pk == palace.pk else [palace, chosen]
+    # The project whose curated profile joins the personal one: by the usual precedence; a token default the user
+    # left is passed over here (the profile is personal first, and session-start hooks read it), not an error.
+    chosen = call.palace(project, write=False, gone_default="personal")
+    palaces = [palace] if chosen.pk == palace.pk else [palace, chosen]
     reviews_due = review_due_count(user=call.user)
     built = standing_profile_build(
         user=call.user, palace_id=palace.pk, curated=curated_block(palaces=palaces), reviews_due=reviews_due

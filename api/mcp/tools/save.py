@@ -42,6 +42,9 @@ async def memory_save(
     importance: schemas.Importance = None,
     restore: schemas.Restore = False,
     entities: schemas.Entities = None,
+    session: schemas.Session = None,
+    turn: schemas.Turn = None,
+    occurred_at: schemas.OccurredAt = None,
 ) -> Annotated[CallToolResult, schemas.SaveOut]:
     """Save durable knowledge to long-term memory: facts, preferences, decisions, episodes (what happened) and
     skills (how to do something). Use it when you learn something worth knowing in a later session; one idea per
@@ -54,7 +57,9 @@ async def memory_save(
     else to your token's default project, else to your personal palace. Content that restates a forgotten memory
     is deferred with that memory's id and epitaph (nothing saved) unless `restore` is true, which brings the
     original back. `entities` (optional, also per item) states who and what the memory is about; the server finds
-    mentions too, and each item lists the entities linked.
+    mentions too, and each item lists the entities linked. `session` and `turn` (optional: your conversation's id
+    and the turn in it) group episodes by session, and `occurred_at` (ISO 8601) is when it happened, if not now;
+    with `items` they apply to every item that does not give its own.
     Next: if an item may contradict another, memory_review it, then memory_resolve the edge (or memory_update).
     """
     return await run(
@@ -68,6 +73,7 @@ async def memory_save(
             importance=importance,
             restore=restore,
             entities=entities,
+            provenance=schemas.Provenance(session=session, turn=turn, occurred_at=occurred_at),
         )
     )
 
@@ -83,7 +89,9 @@ def _save(
     importance: float | None = None,
     restore: bool = False,
     entities: list[schemas.EntityIn] | None = None,
+    provenance: schemas.Provenance | None = None,
 ) -> tuple[schemas.SaveOut, str]:
+    given = provenance or schemas.Provenance()
     if (content is None) == (items is None):
         raise InvalidInput("pass either `content` with `kind`, or `items` (1–10 objects with content and kind)")
     if content is not None and kind is None:
@@ -104,11 +112,14 @@ def _save(
             importance=importance,
             restore=restore,
             entities=[e.model_dump() for e in entities] if entities is not None else None,
+            occurred_at=given.occurred_at,
+            source_session=given.session or "",
+            source_turn=given.turn_text(),
         )
         out = schemas.SaveOut(palace=palace.label, count=1, failed=0, items=[mapping.save_item(0, result)])
         return out, text.saved(out)
     batch = save.memory_save_batch(
-        palace=palace, actor=call.actor, items=[i.model_dump() for i in items], source=SOURCE
+        palace=palace, actor=call.actor, items=[given.item_fields(i) for i in items], source=SOURCE
     )
     rows: list[schemas.SaveItemOut] = []
     for index, item in enumerate(batch.items):

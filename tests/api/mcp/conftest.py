@@ -22,14 +22,17 @@ BASE = "http://testserver"
 
 
 @contextlib.asynccontextmanager
-async def mcp_client(raw_token: str, mode: str = "auto", *, url: str = f"{BASE}/mcp") -> AsyncIterator[Client]:
+async def mcp_client(
+    raw_token: str, mode: str = "auto", *, url: str = f"{BASE}/mcp", headers: dict[str, str] | None = None
+) -> AsyncIterator[Client]:
+    """`headers` go on every request of the connection (as a client's configured headers do, e.g. X-Atrium-Project);
+    `url` may carry a query (?project=…)."""
     from config.asgi import application
 
     transport = httpx2.ASGITransport(app=application)
+    sent = {"Authorization": f"Bearer {raw_token}", **(headers or {})}
     async with (
-        httpx2.AsyncClient(
-            transport=transport, base_url=BASE, headers={"Authorization": f"Bearer {raw_token}"}, timeout=60
-        ) as http,
+        httpx2.AsyncClient(transport=transport, base_url=BASE, headers=sent, timeout=60) as http,
         Client(streamable_http_client(url, http_client=http), mode=mode) as client,  # type: ignore[arg-type]
     ):
         yield client
@@ -44,9 +47,16 @@ async def call(token: str, tool: str, args: dict[str, Any] | None = None, *, mod
         return await client.call_tool(tool, args or {})
 
 
-async def call_each(token: str, calls: list[tuple[str, dict[str, Any]]], mode: str = "auto") -> list[Any]:
+async def call_each(
+    token: str,
+    calls: list[tuple[str, dict[str, Any]]],
+    mode: str = "auto",
+    *,
+    url: str = f"{BASE}/mcp",
+    headers: dict[str, str] | None = None,
+) -> list[Any]:
     """Each (tool, arguments) in turn, in one client session; the results in order."""
-    async with mcp_client(token, mode) as client:
+    async with mcp_client(token, mode, url=url, headers=headers) as client:
         return [await client.call_tool(name, args) for name, args in calls]
 
 

@@ -99,7 +99,8 @@ def test_memory_export_without_project_is_a_tool_error_naming_it(
 
     properties = run(schema())["properties"]
     assert set(properties) == {"format", "redacted", "project"}  # the request context is injected, not an argument
-    assert "required unless your token has a default project" in properties["project"]["description"]
+    description = properties["project"]["description"]
+    assert "required unless this connection names a project or your token has a default project" in description
     for result in (missing, blank):
         assert result.is_error and "project: required" in text_of(result)
         assert "git origin" in text_of(result)
