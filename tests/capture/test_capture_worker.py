@@ -43,7 +43,9 @@ def test_a_real_worker_extracts_the_turns_once_and_a_resend_adds_only_the_new_tu
     _, _, log = worker
     palace = Palace.objects.get(personal_owner=alice)
     client = capture_as(alice)
-    first = turns("We decided to deploy the billing service on Thursdays only.", "Remember that staging uses port 8081.")
+    first = turns(
+        "We decided to deploy the billing service on Thursdays only.", "Remember that staging uses port 8081."
+    )
     status, answer = client.post({"session": "s-worker", "client": "claude-code", "turns": first})
     assert (status, answer["stored"], answer["queued"]) == (202, 2, True)
     _wait_for(lambda: _states("s-worker") == [(0, "done"), (1, "done")], log=log)
