@@ -25,7 +25,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from memory.lifecycle import memory_forget, memory_restore
-from memory.models import DistillProposal, Edge, Memory
+from memory.models import DistillJob, DistillProposal, Edge, Memory
 from palace.admin_site import admin_actor, admin_reason
 from palace.errors import AtriumError
 
@@ -157,6 +157,36 @@ class DistillProposalAdmin(admin.ModelAdmin):
 
     @admin.display(description="body")
     def body_hidden(self, obj: DistillProposal) -> str:
+        return BODY_HIDDEN
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(DistillJob)
+class DistillJobAdmin(admin.ModelAdmin):
+    """A `memory_distill` run done by the worker, shown read-only; its result holds the clusters' texts, so it is
+    shown only with `memory.view_memory_body` (the starter reads it through the tool or REST)."""
+
+    list_display = ("id", "palace", "user", "mode", "state", "created_at", "finished_at")
+    list_filter = ("state", "mode")
+    ordering = ("-id",)
+
+    def get_fields(self, request: HttpRequest, obj: DistillJob | None = None) -> Any:
+        fields = [f.name for f in DistillJob._meta.fields]
+        return fields if can_see_bodies(request) else ["body_hidden", *(f for f in fields if f != "result")]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: DistillJob | None = None) -> Any:
+        return self.get_fields(request, obj)
+
+    @admin.display(description="result")
+    def body_hidden(self, obj: DistillJob) -> str:
         return BODY_HIDDEN
 
     def has_add_permission(self, request: HttpRequest) -> bool:

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from django.db import DatabaseError, connection, transaction
 
+from capture.models import BackfillRun, CaptureSession, CaptureTurn
 from memory.models import (
     Adjudication,
     DistillJob,
@@ -46,12 +47,17 @@ ACCESS_TABLES = {
     "api_apitoken": "a person's tokens; `default_project` names a palace the access function checks on use",
 }
 # Palace-scoped tables whose rows belong to one person rather than to a palace.
-OWNED_BY_USER = {"memory_searchbatch": "user_id"}
+OWNED_BY_USER = {"memory_searchbatch": "user_id", "capture_backfillrun": "user_id"}
 APPEND_ONLY = {"palace_oplog"}  # a trigger refuses UPDATE and DELETE for everyone (palace 0002)
 # Rows a reader of the palace inserts: a record of their read, an op row of what they did (palace 0004, memory 0009).
 READER_INSERTS = {"memory_accessrecord", "palace_oplog"}
 # Rows private to the person who wrote them, even from the other members of their palace.
-PRIVATE_TO_AUTHOR = {"memory_handoffversion": "user_id", "memory_distilljob": "user_id"}
+PRIVATE_TO_AUTHOR = {
+    "memory_handoffversion": "user_id",
+    "memory_distilljob": "user_id",
+    "capture_capturesession": "user_id",
+    "capture_captureturn": "session_id",  # through its session
+}
 
 Copier = Callable[[str, int, str | None, int | None], Callable[[], int | str]]
 RLS_REFUSED = "42501"  # insufficient_privilege: "new row violates row-level security policy"
@@ -124,6 +130,9 @@ def _fill(palace: Palace, author: Any, word: str) -> None:
     ProfileVersion.objects.create(palace=palace, version=1, content=f"{word} keeps keys", created_by=author)
     HandoffVersion.objects.create(palace=palace, user=author, version=1, doing="finding the key")
     DistillJob.objects.create(palace=palace, user=author, mode="suggest")
+    session = CaptureSession.objects.create(user=author, palace=palace, key=f"{word}-session", client="generic")
+    CaptureTurn.objects.create(session=session, index=0, role="user", text="where is the lighthouse key?")
+    BackfillRun.objects.get_or_create(user=author)
 
 
 @pytest.fixture
@@ -300,8 +309,13 @@ def test_a_handoff_is_private_to_its_person_even_from_members_of_its_palace(
     """The handoff selectors filter by person (memory/context/handoff.py); the database should too, so a query
     that forgets that filter shows a member nothing of another member's handoff."""
     project = world["project"].pk
-    for table, author in PRIVATE_TO_AUTHOR.items():  # a handoff, a distillation job
-        alices = _ids(table, f"t.palace_id = %s AND t.{author} = %s", [project, alice.pk])
+    for table, author in PRIVATE_TO_AUTHOR.items():  # a handoff, a distillation job, a capture session and its turns
+        mine = "t.palace_id = %s AND t.user_id = %s"
+        if author == "session_id":  # a turn is hers through its session
+            mine = (
+                "t.session_id IN (SELECT s.id FROM capture_capturesession s WHERE s.palace_id = %s AND s.user_id = %s)"
+            )
+        alices = _ids(table, mine, [project, alice.pk])
         assert alices, table
         with rls.acting_as(alice):
             assert _ids(table) >= alices, table  # the positive control: hers

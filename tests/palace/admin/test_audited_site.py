@@ -166,6 +166,14 @@ def _proposal(w: World) -> Any:
     )
 
 
+def _distill_job(w: World) -> Any:
+    from memory.models import DistillJob
+
+    return DistillJob.objects.create(
+        palace=w.project, user=w.alice, mode="suggest", state="done", result={"clusters": []}
+    )
+
+
 def _entity(w: World) -> Any:
     from tests.entity_rows import make_entity
 
@@ -219,6 +227,24 @@ def _search_batch(w: World) -> Any:
     return SearchBatch.objects.create(handle="b-audit", user=w.alice, query="where is the vault", refs={"m1": 1})
 
 
+def _capture_session(w: World) -> Any:
+    from capture.models import CaptureSession
+
+    return CaptureSession.objects.create(user=w.alice, palace=w.project, key="s-audit", client="claude-code")
+
+
+def _capture_turn(w: World) -> Any:
+    from capture.models import CaptureTurn
+
+    return CaptureTurn.objects.create(session=_capture_session(w), index=0, role="user", text="Deploys go on Fridays")
+
+
+def _backfill_run(w: World) -> Any:
+    from capture.models import BackfillRun
+
+    return BackfillRun.objects.create(user=w.alice, files=["session.jsonl"])
+
+
 def _new_user(w: World) -> dict[str, Any]:
     return {"username": "erin", "password1": "a-Long-pass-991", "password2": "a-Long-pass-991"}
 
@@ -241,6 +267,7 @@ WALKS: dict[str, Walk] = {
     "palace.slot": Walk(_slot),
     "palace.tourstop": Walk(_tour_stop),
     "memory.distillproposal": Walk(_proposal),
+    "memory.distilljob": Walk(_distill_job),
     "palace.oplog": Walk(lambda w: OpLog.objects.filter(palace=w.project).earliest("id")),
     "accounts.apitoken": Walk(_token),
     "accounts.usersettings": Walk(
@@ -264,6 +291,9 @@ WALKS: dict[str, Walk] = {
     "memory.accessrecord": Walk(_access_record),
     "ops.exportlinkuse": Walk(_export_link_use),
     "memory.searchbatch": Walk(_search_batch),
+    "capture.capturesession": Walk(_capture_session),
+    "capture.captureturn": Walk(_capture_turn),
+    "capture.backfillrun": Walk(_backfill_run),
     "review.reviewcard": Walk(_card, {"active": None}, lambda w: _card_form(w)),
     "django_celery_beat.periodictask": Walk(
         _periodic_task,
