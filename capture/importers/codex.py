@@ -142,7 +142,7 @@ def parse_codex(text: str, *, source_name: str = "") -> list[Session]:
             seen_meta = True
         elif record.get("record_type") == "state":
             session.skipped["state record"] += 1
-        elif isinstance(kind, str) and kind not in _ENVELOPES:
+        elif isinstance(kind, str) and kind not in _ENVELOPES and "payload" not in record:
             _item(session, record, at)  # the older layout: bare items
         else:
             session.skipped[f"unknown record {kind if isinstance(kind, str) else '(no type)'}"] += 1

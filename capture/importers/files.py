@@ -82,7 +82,8 @@ def parse_path(path: Path, *, rejected: Rejected = None) -> list[Session]:
     path = Path(path)
     if path.is_dir():
         sessions: list[Session] = []
-        for file in sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(SUFFIXES)):
+        files = sorted((p for p in path.rglob("*") if p.is_file() and p.name.endswith(SUFFIXES)), key=str)
+        for file in files:
             try:
                 sessions += _parse_file(file, str(file.relative_to(path)))
             except TranscriptError as error:
