@@ -69,8 +69,13 @@ def test_directory_walk_reads_every_format_and_reports_what_it_cannot(tmp_path: 
     (tmp_path / "readme.txt").write_text("not looked at")
     found = parse_path(tmp_path, rejected=rejected)
     assert [s.session_id for s in found] == ["support-bot-2025-06-10-0007"]
-    assert rejected == [("settings.json", "settings.json: not a transcript we can read"
-                         " (Claude Code session JSONL, Codex rollout JSONL, or OpenAI messages JSON)")]
+    assert rejected == [
+        (
+            "settings.json",
+            "settings.json: not a transcript we can read"
+            " (Claude Code session JSONL, Codex rollout JSONL, or OpenAI messages JSON)",
+        )
+    ]
 
 
 @pytest.mark.parametrize(("name", "pack"), [("projects.zip", zip_of), ("projects.tar.gz", tar_gz_of)])

@@ -22,7 +22,9 @@ TRANSCRIPTS = Path(__file__).resolve().parent.parent / "transcripts"
 ALICE_EN = TRANSCRIPTS / "claude-code/-home-alice-src-demo/3f6c2a1e-5b7d-4c8e-9a0f-1d2e3c4b5a61.jsonl"
 ALICE_ZH = TRANSCRIPTS / "claude-code/-home-alice-src-demo/8a2d4e6f-1c3b-4a5d-8e7f-0a1b2c3d4e52.jsonl"
 BOB = TRANSCRIPTS / "claude-code/-home-bob-work-infra/c4e8a2b6-9d1f-4e3a-b5c7-2f4e6a8c0d13.jsonl"
-BOB_AGENT = TRANSCRIPTS / "claude-code/-home-bob-work-infra/c4e8a2b6-9d1f-4e3a-b5c7-2f4e6a8c0d13/subagents/agent-a7f3c91.jsonl"
+BOB_AGENT = (
+    TRANSCRIPTS / "claude-code/-home-bob-work-infra/c4e8a2b6-9d1f-4e3a-b5c7-2f4e6a8c0d13/subagents/agent-a7f3c91.jsonl"
+)
 CODEX = TRANSCRIPTS / "codex/2025/06/12/rollout-2025-06-12T08-30-00-0197a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl"
 OPENAI = TRANSCRIPTS / "openai/helpdesk-chat.json"
 
@@ -70,7 +72,11 @@ def test_claude_code_session_turns_tools_and_skips() -> None:
     assert main.turns[13].text.startswith("Remember that the advisory lock id for the nightly import is 7341")
     # The inline subagent is its own session, flagged, with its own indexes.
     assert (side.session_id, side.is_sidechain, side.cwd) == (f"{main.session_id}/sidechain-1", True, main.cwd)
-    assert [(t.index, t.role, t.tool) for t in side.turns] == [(0, "user", None), (1, "tool", "Read"), (2, "assistant", None)]
+    assert [(t.index, t.role, t.tool) for t in side.turns] == [
+        (0, "user", None),
+        (1, "tool", "Read"),
+        (2, "assistant", None),
+    ]
 
 
 def test_tool_output_is_never_kept() -> None:
@@ -90,7 +96,11 @@ def test_one_assistant_message_over_several_records_is_one_turn() -> None:
     assert main.turns[1].text == "Let me check what we already know about this import before reading the code."
     assert main.turns[2].tool == "mcp__atrium__memory_search"
 
-    lines = [json.loads(line) for line in ALICE_EN.read_text().splitlines() if line.startswith('{"parentUuid"') and line.endswith("}")]
+    lines = [
+        json.loads(line)
+        for line in ALICE_EN.read_text().splitlines()
+        if line.startswith('{"parentUuid"') and line.endswith("}")
+    ]
     first = next(rec for rec in lines if rec["type"] == "assistant" and rec["message"]["content"][0]["type"] == "text")
     second = json.loads(json.dumps(first))
     second["message"]["content"] = [{"type": "text", "text": "And a second block."}]
@@ -212,7 +222,10 @@ def test_codex_older_layouts_and_subagents() -> None:
     ]
     assert old.skipped == {"state record": 1, "tool output dropped": 1}
 
-    legacy = {"session": {"id": "older-2", "timestamp": "2025-03-01T10:00:00Z"}, "items": json.loads(f"[{bare.splitlines()[2]}, 7]")}
+    legacy = {
+        "session": {"id": "older-2", "timestamp": "2025-03-01T10:00:00Z"},
+        "items": json.loads(f"[{bare.splitlines()[2]}, 7]"),
+    }
     (older,) = parse_codex(json.dumps(legacy))
     assert (older.session_id, [t.text for t in older.turns], older.skipped) == (
         "older-2",
@@ -220,7 +233,11 @@ def test_codex_older_layouts_and_subagents() -> None:
         {"broken item": 1},
     )
 
-    meta = {"id": "child-3", "cwd": "/w", "source": {"subagent": {"thread_spawn": {"parent_thread_id": "p", "depth": 1}}}}
+    meta = {
+        "id": "child-3",
+        "cwd": "/w",
+        "source": {"subagent": {"thread_spawn": {"parent_thread_id": "p", "depth": 1}}},
+    }
     (child,) = parse_codex(json.dumps({"timestamp": "2025-06-01T00:00:00Z", "type": "session_meta", "payload": meta}))
     assert (child.session_id, child.is_sidechain) == ("child-3", True)
 
