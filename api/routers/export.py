@@ -3,8 +3,8 @@ signed, single-use link from MCP `memory_export`; POST /import loads a JSON expo
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Any, Literal
+from collections.abc import AsyncIterator, Iterator
+from typing import Any, Literal, cast
 
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest, StreamingHttpResponse
@@ -19,9 +19,6 @@ router = Router(tags=["export"])
 import_router = Router(tags=["export"])
 
 
-_END = object()
-
-
 class ChunkedDownload(StreamingHttpResponse):
     """A download sent while it is read. Under ASGI, Django collects a synchronous iterator whole before sending it
     (StreamingHttpResponse.__aiter__), which would hold the export in memory after all: this one pulls each chunk
@@ -29,10 +26,14 @@ class ChunkedDownload(StreamingHttpResponse):
     asking for the next. Under WSGI and Django's test client it iterates as any StreamingHttpResponse."""
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        chunks = iter(self.streaming_content)
-        pull = sync_to_async(next, thread_sensitive=True)
-        while (chunk := await pull(chunks, _END)) is not _END:
-            yield chunk  # type: ignore[misc]
+        chunks = cast(Iterator[bytes], self.streaming_content)  # synchronous: _attachment gives it one
+        pull = sync_to_async(_next_chunk, thread_sensitive=True)
+        while (chunk := await pull(chunks)) is not None:
+            yield chunk
+
+
+def _next_chunk(chunks: Iterator[bytes]) -> bytes | None:
+    return next(chunks, None)
 
 
 def _attachment(stream: ExportStream) -> ChunkedDownload:
