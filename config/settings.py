@@ -247,6 +247,7 @@ MIDDLEWARE = [
     "config.middleware.RequestIdMiddleware",
     "config.middleware.DatabaseUnavailableMiddleware",
     "config.middleware.ActingUserMiddleware",
+    "config.deadline.RestDeadlineMiddleware",  # inside the acting context: its views' statements keep the deadline
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks: it answers a locked-out login with a 429
 ]
@@ -522,6 +523,10 @@ ATRIUM_MAX_IMPORT_BYTES = env_int("ATRIUM_MAX_IMPORT_BYTES", 20_000_000, minimum
 ATRIUM_BODY_TIMEOUT = env_float("ATRIUM_BODY_TIMEOUT", 60.0, low=0.1)
 # Django's own check on `request.body` comes after the body reader above: it must not refuse what that one allows.
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(ATRIUM_MAX_BODY_BYTES, ATRIUM_MAX_IMPORT_BYTES)
+# Seconds a REST request (/api/v1/) may run before it is stopped, its database work cancelled, and answered 504
+# (config/deadline.py; 0: no deadline). POST /api/v1/import loads a whole document, so it has a longer one.
+ATRIUM_REST_DEADLINE_SECONDS = env_float("ATRIUM_REST_DEADLINE_SECONDS", 30.0, low=0.0)
+ATRIUM_REST_IMPORT_DEADLINE_SECONDS = env_float("ATRIUM_REST_IMPORT_DEADLINE_SECONDS", 300.0, low=0.0)
 # The MCP endpoint's ORM threads (api/mcp/workers.py): how many, and how long each keeps its database connection.
 ATRIUM_MCP_THREADS = env_int("ATRIUM_MCP_THREADS", 8, minimum=1)
 ATRIUM_MCP_DB_CONN_MAX_AGE = env_int("ATRIUM_MCP_DB_CONN_MAX_AGE", 300, minimum=0)

@@ -17,6 +17,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 # The fake OpenAI-compatible server (tests/fakes/openai_server.py) listens on loopback, which the egress rule refuses
 # unless the operator's allow-list names it: the suite allows it the way an operator would, not by a weaker rule.
 os.environ.setdefault("ATRIUM_LLM_ALLOWED_HOSTS", "127.0.0.1")
+# The REST deadline (config/deadline.py) runs in every REST test, with room for a first request that loads the
+# embedding model on a loaded CI machine; tests/ops/test_rest_deadline.py sets its own.
+os.environ.setdefault("ATRIUM_REST_DEADLINE_SECONDS", "300")
 
 if not os.environ.get("DATABASE_URL") or not os.environ.get("REDIS_URL"):
     _home = Path(tempfile.mkdtemp(prefix="atrium-test-"))

@@ -3,23 +3,42 @@ signed, single-use link from MCP `memory_export`; POST /import loads a JSON expo
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import AsyncIterator, Iterator
+from typing import Any, Literal, cast
 
-from django.http import HttpRequest, HttpResponse
+from asgiref.sync import sync_to_async
+from django.http import HttpRequest, StreamingHttpResponse
 from ninja import Body, Router, Schema
 from pydantic import ConfigDict
 
 from api.auth import caller_of
 from api.schemas import ErrorOut
-from ops.portability import ExportFile, export_file, import_document, link_download
+from ops.portability import ExportStream, export_stream, import_document, link_download
 
 router = Router(tags=["export"])
 import_router = Router(tags=["export"])
 
 
-def _attachment(file: ExportFile) -> HttpResponse:
-    response = HttpResponse(file.data, content_type=file.content_type)
-    response["Content-Disposition"] = f'attachment; filename="{file.filename}"'
+class ChunkedDownload(StreamingHttpResponse):
+    """A download sent while it is read. Under ASGI, Django collects a synchronous iterator whole before sending it
+    (StreamingHttpResponse.__aiter__), which would hold the export in memory after all: this one pulls each chunk
+    on the request's own thread (thread-sensitive, so with the request's database connection) and sends it before
+    asking for the next. Under WSGI and Django's test client it iterates as any StreamingHttpResponse."""
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        chunks = cast(Iterator[bytes], self.streaming_content)  # synchronous: _attachment gives it one
+        pull = sync_to_async(_next_chunk, thread_sensitive=True)
+        while (chunk := await pull(chunks)) is not None:
+            yield chunk
+
+
+def _next_chunk(chunks: Iterator[bytes]) -> bytes | None:
+    return next(chunks, None)
+
+
+def _attachment(stream: ExportStream) -> ChunkedDownload:
+    response = ChunkedDownload(stream.chunks, content_type=stream.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{stream.filename}"'
     response["Cache-Control"] = "no-store"
     return response
 
@@ -30,15 +49,16 @@ def export(
     format: Literal["json", "markdown"] = "json",
     redacted: bool = False,
     project: str | None = None,
-) -> HttpResponse:
+) -> ChunkedDownload:
     """Everything you may read (or one `project`, by git origin) as JSON (lossless, importable with
-    `atrium import`) or a Markdown vault (zip). `redacted=true`: a second redaction pass, 40-character previews."""
+    `atrium import`) or a Markdown vault (zip). `redacted=true`: a second redaction pass, 40-character previews.
+    The JSON is streamed as it is read."""
     caller = caller_of(request)
-    return _attachment(export_file(user=caller.user, fmt=format, project=project, redacted=redacted))
+    return _attachment(export_stream(user=caller.user, fmt=format, project=project, redacted=redacted))
 
 
 @router.get("/download", auth=None, response={200: None, 404: ErrorOut, 422: ErrorOut})
-def export_download(request: HttpRequest, token: str) -> HttpResponse:
+def export_download(request: HttpRequest, token: str) -> ChunkedDownload:
     """Follow a download link from MCP `memory_export`: valid for 10 minutes and for one download, while the API
     token that made it is live (revoking the token ends its links). The link's token is the credential; a used,
     expired, revoked or changed one answers 404."""

@@ -1,5 +1,6 @@
 """Portability: what a person may read as one JSON document, or its redacted view (exporting.py), as a Markdown vault
-(markdown.py), through a short-lived download link (links.py), and brought back into a palace (importing.py)."""
+(markdown.py), streamed to a download (streaming.py), through a short-lived download link (links.py), and brought
+back into a palace (importing.py)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from ops.portability.links import (
     link_url,
 )
 from ops.portability.markdown import markdown_zip
+from ops.portability.streaming import ExportStream, export_stream
 
 __all__ = [
     "DOWNLOAD_PATH",
@@ -36,9 +38,11 @@ __all__ = [
     "TABLES",
     "VERSION",
     "ExportFile",
+    "ExportStream",
     "Table",
     "export_document",
     "export_file",
+    "export_stream",
     "exportable_fields",
     "import_document",
     "link_download",

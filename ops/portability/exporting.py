@@ -18,7 +18,8 @@ same rules the write pipeline ran when the text came in, so rules added since th
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -99,38 +100,43 @@ def _value(value: Any) -> Any:
     return value
 
 
-def _usernames(rows: Iterable[dict[str, Any]]) -> dict[int, str]:
+PAGE_ROWS = 500  # rows read per round trip from a server-side cursor: an export's memory does not grow with a palace
+
+
+def _usernames(ids: set[int]) -> dict[int, str]:
     from django.contrib.auth import get_user_model
 
-    ids = {v for row in rows for v in row.values() if isinstance(v, int)}
     return dict(get_user_model().objects.filter(pk__in=ids).values_list("pk", "username")) if ids else {}
 
 
-def _rows(table: Table, palace: Palace, exporter: AbstractBaseUser) -> list[dict[str, Any]]:
+def table_rows(table: Table, palace: Palace, exporter: AbstractBaseUser) -> Iterator[dict[str, Any]]:
+    """A section's rows in id order, read PAGE_ROWS at a time through a server-side cursor (`.iterator`), with
+    people named by username (looked up once a page, remembered for the rest)."""
     fields = exportable_fields(table)
     rows = table.model._default_manager.filter(palace=palace)
     if table.private_to is not None:
         # Another member's handoff is theirs alone: filtered here, and by the table's policy underneath.
         rows = rows.filter(**{table.private_to: exporter})
-    values = list(rows.order_by("pk").values(*[f.attname for f in fields]))
-    people = {f.attname for f in fields if f.name in table.people}
-    names = _usernames({k: v for k, v in row.items() if k in people} for row in values)
-    out = []
-    for row in values:
-        item: dict[str, Any] = {}
-        for f in fields:
-            raw = row[f.attname]
-            if f.name in table.people:
-                item[f.name] = names.get(raw) if raw is not None else None
-            elif f.is_relation:
-                item[f.name] = raw
-            else:
-                item[f.name] = _value(raw)
-        out.append(item)
-    return out
+    values = rows.order_by("pk").values(*[f.attname for f in fields]).iterator(chunk_size=PAGE_ROWS)
+    people = [f.attname for f in fields if f.name in table.people]
+    names: dict[int, str] = {}
+    for page in itertools.batched(values, PAGE_ROWS):
+        names.update(_usernames({row[p] for row in page for p in people if row[p] is not None} - names.keys()))
+        for row in page:
+            item: dict[str, Any] = {}
+            for f in fields:
+                raw = row[f.attname]
+                if f.name in table.people:
+                    item[f.name] = names.get(raw) if raw is not None else None
+                elif f.is_relation:
+                    item[f.name] = raw
+                else:
+                    item[f.name] = _value(raw)
+            yield item
 
 
-def palace_section(palace: Palace, *, exporter: AbstractBaseUser) -> dict[str, Any]:
+def palace_header(palace: Palace) -> dict[str, Any]:
+    """A palace section's own fields, before its tables."""
     # Accepted members only: a pending invitation grants nothing, and listing it would tell an exporter who was
     # invited (and so who exists on this server).
     members = (
@@ -138,7 +144,7 @@ def palace_section(palace: Palace, *, exporter: AbstractBaseUser) -> dict[str, A
         .select_related("user")
         .order_by("user__username")
     )
-    section: dict[str, Any] = {
+    return {
         "id": palace.pk,
         "kind": palace.kind,
         "name": palace.name,
@@ -147,8 +153,12 @@ def palace_section(palace: Palace, *, exporter: AbstractBaseUser) -> dict[str, A
         "created_at": palace.created_at.isoformat(),
         "members": [{"username": m.user.get_username(), "role": m.role} for m in members],
     }
+
+
+def palace_section(palace: Palace, *, exporter: AbstractBaseUser) -> dict[str, Any]:
+    section = palace_header(palace)
     for table in TABLES:
-        section[table.section] = _rows(table, palace, exporter)
+        section[table.section] = list(table_rows(table, palace, exporter))
     return section
 
 
@@ -175,15 +185,9 @@ def palaces_for_export(*, user: AbstractBaseUser, project: str | None) -> list[P
     return palaces
 
 
-def export_document(
-    *, user: AbstractBaseUser, project: str | None = None, redacted: bool = False, now: datetime | None = None
-) -> dict[str, Any]:
-    """Everything `user` may read (or one project of it) as the export document; the redacted view when asked."""
-    now = now or timezone.now()
-    with rls.acting_as(user):
-        palaces = palaces_for_export(user=user, project=project)
-        sections = [palace_section(p, exporter=user) for p in palaces]
-    document: dict[str, Any] = {
+def document_envelope(*, user: AbstractBaseUser, project: str | None, redacted: bool, now: datetime) -> dict[str, Any]:
+    """The document's fields before `palaces`, in their order (the streamed export writes the same ones)."""
+    return {
         "format": FORMAT,
         "version": VERSION,
         "exported_at": now.isoformat(),
@@ -191,8 +195,20 @@ def export_document(
         "scope": "project" if project else "everything readable",
         "redacted": redacted,
         "embedding": {"model": embedder_model_name(), "dimensions": EMBEDDING_DIM, "vectors_included": not redacted},
-        "palaces": sections,
     }
+
+
+def export_document(
+    *, user: AbstractBaseUser, project: str | None = None, redacted: bool = False, now: datetime | None = None
+) -> dict[str, Any]:
+    """Everything `user` may read (or one project of it) as the export document; the redacted view when asked.
+    Held whole in memory: for the command and MCP's inline answer; REST downloads stream it (streaming.py)."""
+    now = now or timezone.now()
+    with rls.acting_as(user):
+        palaces = palaces_for_export(user=user, project=project)
+        sections = [palace_section(p, exporter=user) for p in palaces]
+    document = document_envelope(user=user, project=project, redacted=redacted, now=now)
+    document["palaces"] = sections
     return redacted_view(document) if redacted else document
 
 
@@ -208,13 +224,13 @@ def preview(text: str) -> str:
     return clean if len(clean) <= PREVIEW_CHARS else clean[: PREVIEW_CHARS - 1] + "…"
 
 
-def _redact_tree(value: Any) -> Any:
+def redact_tree(value: Any) -> Any:
     if isinstance(value, str):
         return preview(value)
     if isinstance(value, list):
-        return [_redact_tree(v) for v in value]
+        return [redact_tree(v) for v in value]
     if isinstance(value, dict):
-        return {k: _redact_tree(v) for k, v in value.items() if k not in REDACTED_DROP}
+        return {k: redact_tree(v) for k, v in value.items() if k not in REDACTED_DROP}
     return value
 
 
@@ -224,5 +240,5 @@ def redacted_view(document: dict[str, Any]) -> dict[str, Any]:
     view = {k: v for k, v in document.items() if k != "palaces"}
     view["embedding"] = dict(document["embedding"], vectors_included=False)
     view["redacted"] = True
-    view["palaces"] = _redact_tree(document["palaces"])
+    view["palaces"] = redact_tree(document["palaces"])
     return view

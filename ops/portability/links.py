@@ -1,5 +1,5 @@
-"""Short-lived, single-use download links for exports (MCP `memory_export`), and the one place an export is rendered
-to bytes.
+"""Short-lived, single-use download links for exports (MCP `memory_export`), and the export rendered whole to bytes
+(for MCP's inline answer and its size; downloads stream, streaming.py).
 
 A link carries a token signed with the server's secret key (django.core.signing.TimestampSigner) naming the user,
 the API token that asked for it (none for a browser session), a random nonce, the scope, the format and the
@@ -33,6 +33,7 @@ from accounts.tokens import token_get_live
 from ops.models import ExportLinkUse
 from ops.portability.exporting import export_document
 from ops.portability.markdown import markdown_zip
+from ops.portability.streaming import FORMATS, ExportStream, export_filename, export_stream
 from palace import rls
 from palace.errors import InvalidInput, NotFound
 
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
 LINK_SECONDS = 600  # a link is for handing a file over now, not for keeping
 SALT = "atrium.export-link"
 DOWNLOAD_PATH = "/api/v1/export/download"  # the REST route that follows a link (api/routers/export.py)
-FORMATS = ("json", "markdown")
 
 
 @dataclass(frozen=True)
@@ -59,13 +59,13 @@ def export_file(*, user: AbstractBaseUser, fmt: str, project: str | None, redact
     if fmt not in FORMATS:
         raise InvalidInput(f"format must be one of {', '.join(FORMATS)}", field="format")
     document = export_document(user=user, project=project or None, redacted=redacted)
-    stem = f"atrium-{user.get_username()}{'-redacted' if redacted else ''}"
+    filename = export_filename(user=user, fmt=fmt, redacted=redacted)
     memories = sum(len(p["memories"]) for p in document["palaces"])
     if fmt == "markdown":
         data = markdown_zip(document)
-        return ExportFile(data, "application/zip", f"{stem}.zip", len(document["palaces"]), memories)
+        return ExportFile(data, "application/zip", filename, len(document["palaces"]), memories)
     data = json.dumps(document, ensure_ascii=False, indent=1).encode()
-    return ExportFile(data, "application/json", f"{stem}.json", len(document["palaces"]), memories)
+    return ExportFile(data, "application/json", filename, len(document["palaces"]), memories)
 
 
 _GONE = "export link not found or expired: ask for a new one (links last {minutes} minutes and work once)"
@@ -116,8 +116,9 @@ def link_open(token: str) -> tuple[Any, dict[str, Any]]:
     return user, {**spec, "nonce": payload["n"]}
 
 
-def link_download(token: str) -> ExportFile:
-    """Follow a link once: checked (link_open), marked used and rendered as its user, in one transaction."""
+def link_download(token: str) -> ExportStream:
+    """Follow a link once: checked (link_open), marked used and its palaces checked as its user, in one transaction;
+    the download is then read as it is sent (streaming.py). A download cut off after that has used the link."""
     user, spec = link_open(token)
     nonce = spec.pop("nonce")
     now = timezone.now()
@@ -125,9 +126,9 @@ def link_download(token: str) -> ExportFile:
         with transaction.atomic():
             ExportLinkUse.objects.create(nonce=nonce, user_id=user.pk, used_at=now)
             with rls.acting_as(user):
-                file = export_file(user=user, **spec)
+                stream = export_stream(user=user, **spec)
     except IntegrityError:
         raise NotFound(_USED) from None
     # Markers of links the signature already refuses are kept no longer (twice the life: clock skew between replicas).
     ExportLinkUse.objects.filter(used_at__lt=now - timedelta(seconds=2 * LINK_SECONDS)).delete()
-    return file
+    return stream

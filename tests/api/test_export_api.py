@@ -32,7 +32,7 @@ def test_owner_exports_the_project_outsider_gets_404(
     build_world(alice, project)
     owner = client_for(alice).get(URL, {"project": PROJECT_ORIGIN})
     assert owner.status_code == 200 and owner["Content-Disposition"].startswith("attachment")
-    (section,) = json.loads(owner.content)["palaces"]
+    (section,) = json.loads(owner.getvalue())["palaces"]
     assert section["origin"] == project.origin_key and len(section["memories"]) == 4
     outsider = Client().get(URL, {"project": PROJECT_ORIGIN}, **bearer(token_for(charlie)))
     missing = Client().get(URL, {"project": "github.com/x/nothing"}, **bearer(token_for(charlie)))
@@ -46,10 +46,10 @@ def test_markdown_and_redacted_and_bad_format(alice: Any, client_for: Any) -> No
     client = client_for(alice)
     vault = client.get(URL, {"format": "markdown"})
     assert vault.status_code == 200 and vault["Content-Type"] == "application/zip"
-    assert any(n.endswith("index.md") for n in zipfile.ZipFile(io.BytesIO(vault.content)).namelist())
+    assert any(n.endswith("index.md") for n in zipfile.ZipFile(io.BytesIO(vault.getvalue())).namelist())
     redacted = client.get(URL, {"redacted": "true"})
-    assert redacted.status_code == 200 and SECRET_KEY not in redacted.content.decode()
-    assert SECRET_KEY in client.get(URL).content.decode()  # the control
+    assert redacted.status_code == 200 and SECRET_KEY not in redacted.getvalue().decode()
+    assert SECRET_KEY in client.get(URL).getvalue().decode()  # the control
     bad = client.get(URL, {"format": "pdf"})
     assert bad.status_code == 422 and "format" in bad.json()["error"]["message"]
 
@@ -59,7 +59,7 @@ def test_signed_link_downloads_as_its_user_until_it_expires(alice: Any) -> None:
     with time_machine.travel("2026-12-01 12:00:00 +0000", tick=False):
         token = link_token(user=alice, fmt="json", project=None, redacted=False)
         ok = Client().get(f"{URL}/download?token={quote(token)}")
-        assert ok.status_code == 200 and json.loads(ok.content)["exported_by"] == "alice"
+        assert ok.status_code == 200 and json.loads(ok.getvalue())["exported_by"] == "alice"
     with time_machine.travel(f"2026-12-01 12:{LINK_SECONDS // 60 + 1:02d}:00 +0000", tick=False):
         expired = Client().get(f"{URL}/download?token={quote(token)}")
     assert expired.status_code == 404 and "expired" in expired.json()["error"]["message"]
@@ -78,8 +78,8 @@ def test_a_link_whose_payload_names_another_user_is_refused(alice: Any, charlie:
     alices = link_token(user=alice, fmt="json", project=None, redacted=False)
     charlies = link_token(user=charlie, fmt="json", project=None, redacted=False)
     # The positive controls: each real link downloads its own user's export.
-    assert json.loads(_download(alices).content)["exported_by"] == "alice"
-    assert json.loads(_download(charlies).content)["exported_by"] == "charlie"
+    assert json.loads(_download(alices).getvalue())["exported_by"] == "alice"
+    assert json.loads(_download(charlies).getvalue())["exported_by"] == "charlie"
 
     charlie_payload = charlies.split(":")[0]
     _, alice_stamp, alice_signature = alices.split(":")
@@ -115,15 +115,15 @@ def test_a_project_link_is_refused_once_its_user_leaves_the_project(
     )
     before = _download(project_link)  # the positive control, while bob is a member
     assert before.status_code == 200
-    (section,) = json.loads(before.content)["palaces"]
+    (section,) = json.loads(before.getvalue())["palaces"]
     assert section["origin"] == project.origin_key and len(section["memories"]) == 4
-    assert project.origin_key in [p["origin"] for p in json.loads(_download(everything_link).content)["palaces"]]
+    assert project.origin_key in [p["origin"] for p in json.loads(_download(everything_link).getvalue())["palaces"]]
 
     member_remove(palace=project, user=bob, actor=system)
     after = _download(project_later)
     assert after.status_code == 404 and after.json()["error"]["code"] == "not_found"
     assert b"deploy" not in after.content and "already used" not in after.json()["error"]["message"]
-    rest = json.loads(_download(everything_later).content)["palaces"]
+    rest = json.loads(_download(everything_later).getvalue())["palaces"]
     assert [p["kind"] for p in rest] == ["personal"] and project.origin_key not in [p["origin"] for p in rest]
 
 
@@ -133,7 +133,7 @@ def test_rest_import_into_a_project_for_its_owner_not_an_outsider_nor_a_read_tok
     from memory.models import Memory
 
     build_world(alice, alice.personal_palace)
-    body = json.loads(Client().get(URL, **bearer(token_for(alice))).content)
+    body = json.loads(Client().get(URL, **bearer(token_for(alice))).getvalue())
     body["palaces"] = [p for p in body["palaces"] if p["kind"] == "personal"]
     url = f"/api/v1/import?project={quote(PROJECT_ORIGIN)}"
     outsider = Client().post(url, body, content_type="application/json", **bearer(token_for(charlie)))
@@ -168,7 +168,7 @@ def test_a_link_downloads_once_and_only_while_its_token_lives(alice: Any, charli
 
     by_t = [link_token(user=alice, fmt="json", project=None, redacted=False, token_id=t.pk) for _ in range(2)]
     ok = follow(by_t[0])
-    assert ok.status_code == 200 and json.loads(ok.content)["exported_by"] == "alice"
+    assert ok.status_code == 200 and json.loads(ok.getvalue())["exported_by"] == "alice"
     used = follow(by_t[0])
     assert used.status_code == 404 and "already used" in used.json()["error"]["message"]
     token_revoke(token_id=t.pk, user=alice, actor=Actor.for_user(alice))
@@ -187,7 +187,7 @@ def test_a_link_downloads_once_and_only_while_its_token_lives(alice: Any, charli
 
     session = link_token(user=alice, fmt="json", project=None, redacted=False)  # no token: a browser session's
     first = follow(session)
-    assert first.status_code == 200 and json.loads(first.content)["exported_by"] == "alice"
+    assert first.status_code == 200 and json.loads(first.getvalue())["exported_by"] == "alice"
     assert follow(session).status_code == 404
 
 

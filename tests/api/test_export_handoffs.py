@@ -38,11 +38,11 @@ def test_a_members_export_carries_their_own_handoff_never_anothers(
     for user, own, other in ((alice, "alice", "bob"), (bob, "bob", "alice")):
         response = Client().get(URL, {"project": PROJECT_ORIGIN}, **bearer(token_for(user)))
         assert response.status_code == 200, response.content
-        doings = _handoffs(json.loads(response.content))
+        doings = _handoffs(json.loads(response.getvalue()))
         assert [d.split(":")[0] for d in doings] == [own], (user, doings)  # their own (the control), not the other's
         assert other not in json.dumps(_handoffs(export_document(user=user, project=PROJECT_ORIGIN)))
     member_set(palace=project, user=bob, role=Membership.Role.VIEWER, actor=system)  # the finding's viewer
-    viewer = _handoffs(json.loads(Client().get(URL, {"project": PROJECT_ORIGIN}, **bearer(token_for(bob))).content))
+    viewer = _handoffs(json.loads(Client().get(URL, {"project": PROJECT_ORIGIN}, **bearer(token_for(bob))).getvalue()))
     assert viewer == ["bob: the billing migration"]
 
 

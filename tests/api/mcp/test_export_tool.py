@@ -111,7 +111,7 @@ def test_memory_export_without_project_is_a_tool_error_naming_it(
     _, scoped = token_create(user=alice, label="in-project", project=PROJECT_ORIGIN, actor=Actor.for_user(alice))
     (default,) = run(call_each(scoped, [("memory_export", {})]))  # a token's default project names one project too
     assert not default.is_error and default.structured_content["palaces"] == 1
-    document = json.loads(_download(default.structured_content["url"]).content)
+    document = json.loads(_download(default.structured_content["url"]).getvalue())
     assert [p["origin"] for p in document["palaces"]] == [project.origin_key]
 
 

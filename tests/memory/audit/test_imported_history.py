@@ -70,7 +70,7 @@ def test_forged_history_by_alice_imported_by_mallory_cannot_steer_a_bulk_revert_
         theirs = _saved(carol.personal_palace, carol, "Carol's dentist appointment is on Friday at 10.")
     with time_machine.travel(DAY + timedelta(hours=2), tick=False):
         # mallory's own (empty) export, with a row "by alice" that day, saving carol's memory: its revert forgets it.
-        document = json.loads(Client().get("/api/v1/export", **bearer(token_for(mallory))).content)
+        document = json.loads(Client().get("/api/v1/export", **bearer(token_for(mallory))).getvalue())
         (section,) = document["palaces"]
         section["oplog"].append(_forged_row(op="memory.save", target_id=theirs.pk))
         answer = Client().post(

@@ -223,7 +223,7 @@ def test_a_rest_import_names_nobody_of_this_server_but_the_importer(
     Memory.objects.filter(palace=alice.personal_palace).update(
         created_by=alice, sources=[{"kind": "mcp", "user_id": alice.pk, "token_id": 5}]
     )
-    document = json.loads(Client().get("/api/v1/export", **bearer(token_for(alice))).content)
+    document = json.loads(Client().get("/api/v1/export", **bearer(token_for(alice))).getvalue())
     (section,) = document["palaces"]
     for row in section["oplog"]:
         row["actor_user"], row["actor_kind"] = "alice", "user"
@@ -262,7 +262,7 @@ def test_a_bad_origin_is_refused_before_any_project_is_created(make_user: Any, t
 
     mallory = make_user("mallory")
     auth = bearer(token_for(mallory))
-    empty = json.loads(Client().get("/api/v1/export", **auth).content)
+    empty = json.loads(Client().get("/api/v1/export", **auth).getvalue())
     good, other = "github.com/mallory/good", "github.com/mallory/other"
     cases = [
         ("?project=not-an-origin", [_project_section(empty, good)], "bad project origin 'not-an-origin'"),
