@@ -17,6 +17,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 # The fake OpenAI-compatible server (tests/fakes/openai_server.py) listens on loopback, which the egress rule refuses
 # unless the operator's allow-list names it: the suite allows it the way an operator would, not by a weaker rule.
 os.environ.setdefault("ATRIUM_LLM_ALLOWED_HOSTS", "127.0.0.1")
+# The suite's throwaway servers (its own, and those of the `atrium up` it starts) run as whoever runs it, root in a CI
+# container too: allowed the way an operator would (ops/embedded.refuse_root; tests/ops/test_root.py unsets it).
+os.environ.setdefault("ATRIUM_ALLOW_ROOT", "1")
 
 if not os.environ.get("DATABASE_URL") or not os.environ.get("REDIS_URL"):
     _home = Path(tempfile.mkdtemp(prefix="atrium-test-"))
