@@ -199,6 +199,9 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver"
 ATRIUM_ALLOWED_ORIGINS = env_list("ATRIUM_ALLOWED_ORIGINS", "")
 CSRF_TRUSTED_ORIGINS = ATRIUM_ALLOWED_ORIGINS
 ATRIUM_PUBLIC_URL = env("ATRIUM_PUBLIC_URL", "")
+# New projects wait for an operator (palace/approval.py): a person naming a git origin with no palace records a
+# request (admin: Project requests; `atrium project requests`) instead of owning the origin. Off: first come owns it.
+ATRIUM_PROJECT_APPROVAL = env_bool("ATRIUM_PROJECT_APPROVAL", False)
 # `atrium up`: where it listens by default (--host, --port) and how many worker processes it starts.
 ATRIUM_HOST = env("ATRIUM_HOST", "127.0.0.1")
 ATRIUM_PORT = env_int("ATRIUM_PORT", 8000, minimum=1)
@@ -286,6 +289,9 @@ ATRIUM_DB_SESSION_OPTIONS = session_timeouts(
 # Without DATABASE_URL, the embedded PostgreSQL under ATRIUM_HOME/pg. Settings do not start it: the entry points
 # (config/prepare.py) start or join it before Django connects and point DATABASES at the socket it chose. Until then
 # DATABASES names the socket directory the server uses when the path is short enough (the data directory itself).
+# The embedded PostgreSQL refuses to start as root unless this is set (ops/embedded.refuse_root reads it before
+# the settings exist; read here too so that a bad value is a configuration error like any other).
+ATRIUM_ALLOW_ROOT = env_bool("ATRIUM_ALLOW_ROOT", False)
 ATRIUM_EMBEDDED_POSTGRES = not DATABASE_URL or os.environ.get("ATRIUM_EMBEDDED_POSTGRES") == "1"
 _embedded_guess = f"postgresql://postgres@/atrium?host={quote(str(ATRIUM_HOME / 'pg'))}"
 try:

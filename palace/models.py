@@ -163,3 +163,36 @@ class TourStop(models.Model):
 
     def __str__(self) -> str:
         return f"{self.palace_id}:{self.seq}"
+
+
+class ProjectRequest(models.Model):
+    """A person's request for a project palace, recorded instead of creating it when the operator approves new
+    projects (ATRIUM_PROJECT_APPROVAL, palace/approval.py). Approving creates the palace with the requester as its
+    owner. No palace column: the row belongs to no palace until one exists (and row-level security covers palaces'
+    rows only)."""
+
+    class State(models.TextChoices):
+        PENDING = "pending"
+        APPROVED = "approved"
+        DECLINED = "declined"
+
+    origin_key = models.CharField(max_length=400)  # normalised, as Palace.origin_key
+    name = models.CharField(max_length=200, blank=True)
+    requester = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="project_requests")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    created_at = models.DateTimeField(auto_now_add=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decided_by = models.CharField(max_length=200, blank=True)  # the deciding actor's name (an admin, a command)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["origin_key", "requester"],
+                condition=models.Q(state="pending"),
+                name="projectrequest_one_pending",
+            )
+        ]
+        permissions = [("approve_projectrequest", "Can approve or decline requests for new projects")]
+
+    def __str__(self) -> str:
+        return f"{self.origin_key} for {self.requester}"

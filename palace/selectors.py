@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING
 
+from django.conf import settings
 from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import TruncDate
 
-from palace.errors import NotFound, PermissionDenied
-from palace.models import Membership, OpLog, Palace
+from palace.errors import AwaitingApproval, NotFound, PermissionDenied
+from palace.models import Membership, OpLog, Palace, ProjectRequest
 from palace.oplog import CATEGORIES, category_filter
 from palace.origins import InvalidOrigin, normalize_origin
 
@@ -26,6 +27,7 @@ WRITE_ROLES = (Membership.Role.OWNER, Membership.Role.EDITOR)
 # Only an accepted membership grants anything: an invitation (pending) is not read access, not write access, and not
 # in any list of the invitee's palaces (row-level security's functions, palace 0005, say the same).
 ACCEPTED = Membership.State.ACCEPTED
+PENDING = ProjectRequest.State.PENDING
 
 
 def _active(user: AbstractBaseUser | AnonymousUser | None) -> bool:
@@ -99,6 +101,7 @@ def palace_get(
     # One membership row of the caller (accepted) decides: a missing palace, one they are not a member of and one
     # they are only invited to all answer with the same NotFound and message (no existence oracle).
     qs = Membership.objects.filter(user_id=_uid(user), state=ACCEPTED)
+    key = None
     if palace_id is not None:
         qs = qs.filter(palace_id=palace_id)
     elif origin is not None:
@@ -111,10 +114,28 @@ def palace_get(
         qs = qs.filter(palace__kind=Palace.Kind.PERSONAL, palace__personal_owner_id=user.pk)
     row = qs.values_list("palace_id", "role").first()
     if row is None:
+        if key is not None:
+            _refuse_if_awaiting(user=user, origin_key=key)
         raise NotFound("palace not found" if origin is None else f"project not found: {origin}")
     if write and row[1] not in WRITE_ROLES:
         raise PermissionDenied("you have read-only access to this palace")
     return Palace.objects.get(pk=row[0])
+
+
+def project_request_pending(*, user: AbstractBaseUser | AnonymousUser, origin_key: str) -> ProjectRequest | None:
+    """The person's own request for the project `origin_key`, while it waits for an operator."""
+    pending = ProjectRequest.objects.filter(requester_id=_uid(user), origin_key=origin_key, state=PENDING)
+    return pending.first()
+
+
+def _refuse_if_awaiting(*, user: AbstractBaseUser | AnonymousUser, origin_key: str) -> None:
+    # Told only to the person who asked (about their own request), and the same whether or not a palace for the
+    # origin exists meanwhile: no answer about anyone else's project.
+    if not settings.ATRIUM_PROJECT_APPROVAL:
+        return
+    pending = project_request_pending(user=user, origin_key=origin_key)
+    if pending is not None:
+        raise AwaitingApproval.for_origin(origin_key, requested=f"{pending.created_at:%Y-%m-%d %H:%M} UTC")
 
 
 def palaces_with_roles(*, user: AbstractBaseUser | AnonymousUser | None) -> list[tuple[Palace, str]]:

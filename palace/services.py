@@ -6,10 +6,11 @@ from typing import TYPE_CHECKING
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound
-from palace.models import Membership, Palace
+from palace.models import Membership, Palace, ProjectRequest
 from palace.oplog import oplog_write
 from palace.origins import InvalidOrigin, normalize_origin
 
@@ -68,6 +69,9 @@ def user_create(
 
 
 def project_create(*, origin: str, owner: AbstractBaseUser, name: str = "", actor: Actor) -> Palace:
+    """A project palace for `origin`, owned by `owner`, at once: the operator's act (`atrium project create`, an
+    approval), or a person's own when the server does not approve new projects (palace/approval.project_claim). The
+    owner's pending request for the origin, if any, is approved by it."""
     try:
         key = normalize_origin(origin)
     except InvalidOrigin as exc:
@@ -85,6 +89,9 @@ def project_create(*, origin: str, owner: AbstractBaseUser, name: str = "", acto
                 target_id=palace.pk,
                 detail={"origin": key, "owner": owner.get_username()},
             )
+            ProjectRequest.objects.filter(
+                origin_key=key, requester_id=owner.pk, state=ProjectRequest.State.PENDING
+            ).update(state=ProjectRequest.State.APPROVED, decided_at=timezone.now(), decided_by=actor.label[:200])
     except IntegrityError as exc:
         raise Conflict(f"a project palace for {key} already exists") from exc
     return palace

@@ -74,6 +74,7 @@ PREFIX_CLASS: dict[str, str] = {
     "profile": "corrections",
     "handoff": "writes",
     "member": "admin",
+    "project": "admin",
     "user": "admin",
     "token": "admin",
     "admin": "admin",

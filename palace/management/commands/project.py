@@ -1,4 +1,6 @@
-"""`atrium project create ORIGIN --owner NAME [--member NAME:ROLE ...]` and `atrium project add-member ...`."""
+"""`atrium project create ORIGIN --owner NAME [--member NAME:ROLE ...]`, `atrium project add-member ...`, and
+`atrium project requests` (people's requests for new projects awaiting approval, ATRIUM_PROJECT_APPROVAL: create the
+project with the requester as `--owner` to approve one)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from django.db import transaction
 
 from palace.actors import Actor
 from palace.errors import AtriumError
-from palace.models import Membership, Palace
+from palace.models import Membership, Palace, ProjectRequest
 from palace.origins import InvalidOrigin, normalize_origin
 from palace.services import member_remove, member_set, project_create
 
@@ -57,6 +59,7 @@ class Command(BaseCommand):
         remove.add_argument("origin")
         remove.add_argument("name")
         sub.add_parser("list", help="list project palaces")
+        sub.add_parser("requests", help="list requests for new projects awaiting approval")
 
     def handle(self, *args: Any, **opts: Any) -> None:
         actor = Actor.for_system("atrium project")
@@ -88,3 +91,13 @@ class Command(BaseCommand):
         for palace in Palace.objects.filter(kind=Palace.Kind.PROJECT).order_by("origin_key"):
             members = ", ".join(f"{m.user.get_username()}:{m.role}" for m in palace.memberships.select_related("user"))
             self.stdout.write(f"{palace.pk}\t{palace.origin_key}\t{members}")
+
+    def _requests(self, opts: dict[str, Any], actor: Actor) -> None:
+        pending = ProjectRequest.objects.filter(state=ProjectRequest.State.PENDING).select_related("requester")
+        for row in pending.order_by("created_at", "pk"):
+            who = row.requester.get_username()
+            self.stdout.write(f"{row.pk}\t{row.origin_key}\t{who}\t{row.created_at:%Y-%m-%d %H:%M}")
+        if not pending.exists():
+            self.stdout.write("No requests for new projects await approval.")
+        else:
+            self.stdout.write("Approve one with `atrium project create ORIGIN --owner NAME` (or in the admin).")

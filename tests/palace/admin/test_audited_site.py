@@ -23,7 +23,7 @@ from django.test import Client
 from django.utils import timezone
 
 from palace.actors import Actor
-from palace.models import Membership, OpLog, Palace
+from palace.models import Membership, OpLog, Palace, ProjectRequest
 from palace.services import member_set
 from tests.palace.admin.forms import form_data
 
@@ -245,6 +245,10 @@ def _backfill_run(w: World) -> Any:
     return BackfillRun.objects.create(user=w.alice, files=["session.jsonl"])
 
 
+def _project_request(w: World) -> Any:
+    return ProjectRequest.objects.create(origin_key="github.com/atrium-test/wanted", requester=w.charlie)
+
+
 def _new_user(w: World) -> dict[str, Any]:
     return {"username": "erin", "password1": "a-Long-pass-991", "password2": "a-Long-pass-991"}
 
@@ -263,6 +267,7 @@ WALKS: dict[str, Walk] = {
         {"role": "editor"},
         lambda w: {"palace": str(w.project.pk), "user": str(w.charlie.pk), "role": "viewer"},
     ),
+    "palace.projectrequest": Walk(_project_request),  # decided by its actions only (tests/palace/test_approval.py)
     "palace.room": Walk(_room),
     "palace.slot": Walk(_slot),
     "palace.tourstop": Walk(_tour_stop),
