@@ -6,6 +6,8 @@ import re
 from urllib.parse import urlsplit
 
 _SCP_LIKE = re.compile(r"^(?:(?P<user>[A-Za-z0-9._-]+)@)?(?P<host>[A-Za-z0-9.-]+):(?!//)(?P<path>[^\\]+)$")
+# The key itself (`github.com/team/repo`), the spelling results and exports use: a host with a dot, then the path.
+_BARE = re.compile(r"^(?P<host>[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)/(?P<path>[^\\:]+)$")
 _HOST = re.compile(r"^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$")
 _SEGMENT = re.compile(r"^[A-Za-z0-9._~+-]+$")
 _SCHEMES = {"http", "https", "ssh", "git", "git+ssh", "ssh+git"}
@@ -18,7 +20,8 @@ class InvalidOrigin(ValueError):
 def normalize_origin(raw: str) -> str:
     """Return `host/owner/repo` (lower-case host, no scheme, user, port or `.git`) for a git remote URL.
 
-    `git@github.com:a/b.git`, `ssh://git@github.com:22/a/b`, `https://github.com/a/b/` all give `github.com/a/b`.
+    `git@github.com:a/b.git`, `ssh://git@github.com:22/a/b`, `https://github.com/a/b/` all give `github.com/a/b`, and
+    so does the key itself, `github.com/a/b` (the name a result gives a project palace).
     Paths keep their case: some forges treat it as significant.
     """
     text = (raw or "").strip()
@@ -34,6 +37,8 @@ def normalize_origin(raw: str) -> str:
         host, path = (parts.hostname or ""), parts.path
     elif match:
         host, path = match.group("host"), match.group("path")
+    elif bare := _BARE.match(text):
+        host, path = bare.group("host"), bare.group("path")
     else:
         raise InvalidOrigin(f"{raw!r} is not a git origin (expected host and repository path)")
     host = host.lower().rstrip(".")

@@ -15,6 +15,8 @@ SAME = [
     "ssh://git@github.com:22/atrium/demo",
     "git://github.com/atrium/demo.git",
     "  https://github.com/atrium/demo.git  ",
+    "github.com/atrium/demo",  # the key itself, as results and exports name a project
+    "GitHub.com/atrium/demo.git",
 ]
 
 
@@ -46,6 +48,9 @@ def test_path_case_is_kept_host_case_is_not() -> None:
         "https://exa mple.com/a/b",
         "https://github.com/../etc",
         "javascript:alert(1)",
+        "github.com/solo",
+        "src/atrium/demo",  # a relative path: its first part is no host
+        "localhost/a/b",
         "x" * 500,
     ],
 )
