@@ -226,6 +226,7 @@ INSTALLED_APPS = [
     "accounts",
     "memory",
     "review",
+    "capture",
     "ops",
     "api",
     "panel",
