@@ -11,6 +11,7 @@ from api.auth import AUTH
 from api.routers import (
     distill,
     entities,
+    episodes,
     export,
     facts,
     handoff,
@@ -93,6 +94,7 @@ api.add_router("/search", search.router)
 api.add_router("/distill", distill.router)
 api.add_router("/entities", entities.router)
 api.add_router("/facts", facts.router)
+api.add_router("/episodes", episodes.router)
 api.add_router("/export", export.router)
 api.add_router("/import", export.import_router)
 api.add_router("", profile.router)
