@@ -1,6 +1,6 @@
 """Row-level security on capture's tables: a session, its turns and a backfill run are their person's alone, even
 from the other members of the palace the turns go to (functions from palace 0004; see palace/rls.py). A session is
-inserted only into a palace its user may write (editor or owner), as capture's routing decides."""
+inserted into, or moved to, only a palace its user may write (editor or owner), as capture's routing decides."""
 
 from __future__ import annotations
 
@@ -19,13 +19,14 @@ VIA_SESSION = (
 )
 
 
-def policies(table: str, *, read: str, write: str, insert: str | None = None) -> str:
+def policies(table: str, *, read: str, write: str, check: str | None = None) -> str:
+    """`check`: what a new or changed row must satisfy (default: `write`)."""
     return f"""
 ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;
 ALTER TABLE {table} FORCE ROW LEVEL SECURITY;
 CREATE POLICY {table}_read ON {table} FOR SELECT USING {read};
-CREATE POLICY {table}_insert ON {table} FOR INSERT WITH CHECK {insert or write};
-CREATE POLICY {table}_update ON {table} FOR UPDATE USING {write} WITH CHECK {write};
+CREATE POLICY {table}_insert ON {table} FOR INSERT WITH CHECK {check or write};
+CREATE POLICY {table}_update ON {table} FOR UPDATE USING {write} WITH CHECK {check or write};
 CREATE POLICY {table}_delete ON {table} FOR DELETE USING {write};
 """
 
@@ -38,7 +39,7 @@ def drop(table: str) -> str:
 
 TABLES = ("capture_capturesession", "capture_captureturn", "capture_backfillrun")
 FORWARD = (
-    policies("capture_capturesession", read=OWN, write=OWN, insert=OWN_AND_WRITABLE)
+    policies("capture_capturesession", read=OWN, write=OWN, check=OWN_AND_WRITABLE)
     + policies("capture_captureturn", read=VIA_SESSION, write=VIA_SESSION)
     + policies("capture_backfillrun", read=OWN, write=OWN)
 )
