@@ -154,8 +154,8 @@ def test_light_mode_skips_assistant_turns_and_eager_keeps_them(
 def test_turns_go_to_the_project_for_its_editors_and_to_the_personal_palace_for_others(
     alice: Any, bob: Any, charlie: Any, project: Palace, capture_as: Callable[..., Any], turns: Any
 ) -> None:
-    spelled = "https://github.com/atrium-test/demo"  # another spelling of PROJECT_ORIGIN: one project
-    body = {"session": "s-route", "origin": spelled, "turns": turns(PREFERENCE)}
+    bare = "github.com/atrium-test/demo"  # the key itself, another spelling of PROJECT_ORIGIN: one project
+    body = {"session": "s-route", "origin": bare, "turns": turns(PREFERENCE)}
     status, answer = capture_as(alice).post(body)
     assert status == 202
     assert (answer["palace"]["id"], answer["palace"]["chosen"]) == (project.pk, "project")
@@ -177,8 +177,10 @@ def test_turns_go_to_the_project_for_its_editors_and_to_the_personal_palace_for_
 def test_an_editor_captures_into_the_project(
     bob_editor: Any, project: Palace, capture_as: Callable[..., Any], turns: Any
 ) -> None:
-    status, answer = capture_as(bob_editor).post({"session": "s-ed", "origin": PROJECT_ORIGIN, "turns": turns("x y")})
-    assert answer["palace"]["id"] == project.pk and answer["palace"]["why"].startswith("editor of")
+    for origin in (PROJECT_ORIGIN, "https://github.com/atrium-test/demo"):
+        body = {"session": "s-ed", "origin": origin, "turns": turns("x y")}
+        status, answer = capture_as(bob_editor).post(body)
+        assert answer["palace"]["id"] == project.pk and answer["palace"]["why"].startswith("editor of")
 
 
 @pytest.mark.parametrize(

@@ -85,16 +85,20 @@ def test_atrium_recall_inside_a_turn_is_neither_stored_nor_saved(
         "<atrium_memory_context>\n"
         f"- [Fact Hall#2] {recalled}\n"
         "</atrium_memory_context>\n"
-        "memory_search returned:\n"
-        '{"hits": [{"id": 12, "content": "Quarterly audits are run by the Lisbon office"}]}\n'
+        "Called mcp__atrium__memory_search:\n"
+        "<atrium_memory_context>\n"
+        "1. id=12 ref=m1 [Fact Hall#3] Quarterly audits are run by the Lisbon office\n"
+        "</atrium_memory_context>\n"
         "We decided to move the standup to 9:30 starting next week."
     )
     turn = {"index": 0, "role": "user", "text": text}
     tool = {"index": 1, "role": "tool", "tool": "mcp__atrium__memory_search", "text": '{"hits": [{"content": "x"}]}'}
     answer = _post(capture_as(alice), "s-echo", turn, tool)
-    assert answer["echoes"]  # the answer names what anti-echo removed
+    assert "memory_search" in answer["echoes"]  # the answer names what anti-echo removed
+    assert "memory_context" in answer["echoes"]
     stored = CaptureTurn.objects.get(session__key="s-echo", index=0)
-    assert recalled not in stored.text and "Marguerite" not in stored.text
+    assert "Marguerite" not in stored.text and "Lisbon" not in stored.text
+    assert "[atrium memory_search output omitted]" in stored.text
     assert "standup" in stored.text  # the positive control: the turn's own words are kept
     capture_session_process(session_id=_session("s-echo").pk)
     contents = " ".join(Memory.objects.filter(palace=palace).values_list("content", flat=True))
