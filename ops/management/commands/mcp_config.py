@@ -1,8 +1,10 @@
-"""`atrium mcp-config --user NAME --client claude-code|cursor|codex|generic [--with-new-token] [--url URL]`
+"""`atrium mcp-config --user NAME --client claude-code|cursor|codex|generic [--with-new-token] [--url URL]
+[--with-hooks]`
 
 Prints a ready-to-paste snippet that connects an agent to this server's MCP endpoint. The token travels in an
 environment variable (ATRIUM_TOKEN) unless `--with-new-token` mints one, which is then printed once, inside the
-snippet, and never again.
+snippet, and never again. `--with-hooks` (Claude Code) also prints the settings.json block that runs the capture
+hook (deploy/hooks/claude-code/atrium-capture.sh) on Stop and SessionEnd.
 """
 
 from __future__ import annotations
@@ -59,6 +61,28 @@ def snippet(*, client: str, url: str, token: str | None) -> str:
     )
 
 
+HOOK_SOURCE = "deploy/hooks/claude-code/atrium-capture.sh"
+HOOK_PATH = "$HOME/.claude/hooks/atrium-capture.sh"
+HOOK_TIMEOUT_S = 30  # Claude Code stops waiting for the hook after this; the script's own requests give up sooner
+
+
+def hooks_snippet(*, url: str, token: str | None) -> str:
+    """The settings.json block that runs the capture hook at the end of each response and of each session."""
+    run = [{"hooks": [{"type": "command", "command": f"sh {HOOK_PATH}", "timeout": HOOK_TIMEOUT_S}]}]
+    env = {"ATRIUM_URL": url.removesuffix("/mcp")}
+    if token:
+        env[ENV_VAR] = token
+    block = {"env": env, "hooks": {"Stop": run, "SessionEnd": run}}
+    lines = [
+        "# Capture: copy the hook onto the machine Claude Code runs on (it needs sh, curl, and python3 or jq):",
+        f"#   mkdir -p ~/.claude/hooks && cp {HOOK_SOURCE} {HOOK_PATH.replace('$HOME', '~')}",
+        "# then merge this into ~/.claude/settings.json (all projects) or .claude/settings.json (this project):",
+    ]
+    if not token:
+        lines.append(f"# (the hook reads {ENV_VAR} from the environment Claude Code runs in)")
+    return "\n".join(lines) + "\n" + json.dumps(block, indent=2)
+
+
 class Command(BaseCommand):
     help = "Print an MCP client configuration snippet for a user (no real token unless --with-new-token)."
 
@@ -68,11 +92,18 @@ class Command(BaseCommand):
         parser.add_argument("--url", default=None, help="the server's public URL (default: ATRIUM_PUBLIC_URL)")
         parser.add_argument("--with-new-token", action="store_true", help="create a token and put it in the snippet")
         parser.add_argument("--scope", choices=["read", "write"], default="write", help="scope of the new token")
+        parser.add_argument(
+            "--with-hooks", action="store_true", help="also print the capture hook's settings.json block (claude-code)"
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         user = get_user_model().objects.filter(username=opts["user"]).first()
         if user is None or not user.is_active:
             raise CommandError(f"no active user named {opts['user']!r}")
+        if opts["with_hooks"] and opts["client"] != "claude-code":
+            raise CommandError("--with-hooks is for --client claude-code (Codex and other clients: see the README)")
+        if opts["with_hooks"] and opts["scope"] == "read":
+            raise CommandError("--with-hooks needs a write token (capture writes): leave --scope at write")
         url = endpoint(opts["url"])
         raw = None
         if opts["with_new_token"]:
@@ -95,3 +126,5 @@ class Command(BaseCommand):
                 f"--name {opts['client']})"
             )
         self.stdout.write(snippet(client=opts["client"], url=url, token=raw))
+        if opts["with_hooks"]:
+            self.stdout.write(hooks_snippet(url=url, token=raw))
