@@ -10,9 +10,10 @@ when the reader has one for that session, else the first episode's placard (`fir
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING
 
 from django.db.models import Q
@@ -31,6 +32,7 @@ DEFAULT_WINDOW_MINUTES = 60
 MAX_WINDOW_MINUTES = 7 * 24 * 60
 HEADER_CHARS = 200
 SESSION_CHARS = 200  # CaptureSession.key and Memory.source_session hold 200
+LEAP_SECOND = re.compile(r"(T\d{2}:\d{2}:)60(?:\.\d+)?")
 
 
 @dataclass(frozen=True)
@@ -60,21 +62,28 @@ class Timeline:
 
 
 def timeline_bound(raw: str, *, field: str, end: bool = False) -> datetime:
-    """A range bound from an ISO 8601 date or date-time. A date means the whole day in the server's time zone: its
-    start for `start`, its last instant for `end` (so start=end=a day is that day). InvalidInput names `field`."""
-    text = raw.strip()
+    """A range bound from an ISO 8601 / RFC 3339 date or date-time. A date means the whole day in the server's time
+    zone: its start for `start`, its last instant for `end` (so start=end=a day is that day). A bound beyond what
+    PostgreSQL holds once in UTC (year 1 with a positive offset) is the earliest or latest moment there is, as a
+    range bound means. InvalidInput names `field`."""
+    text = raw.strip().upper()  # RFC 3339 allows "t" and "z"
     try:
         if len(text) == 10:
-            day = date.fromisoformat(text)
-            moment = datetime.combine(day, time.max if end else time.min)
-            return timezone.make_aware(moment)
-        moment = datetime.fromisoformat(text)
+            moment = datetime.combine(date.fromisoformat(text), time.max if end else time.min)
+        else:
+            # A leap second (RFC 3339 allows :60) is the last instant of its minute here.
+            moment = datetime.fromisoformat(LEAP_SECOND.sub(r"\g<1>59.999999", text))
     except ValueError:
         raise InvalidInput(
             f"{field} must be an ISO 8601 date (2026-03-01) or date-time (2026-03-01T09:30:00Z), not {raw[:40]!r}",
             field=field,
         ) from None
-    return moment if timezone.is_aware(moment) else timezone.make_aware(moment)
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        return datetime.max.replace(tzinfo=UTC) if moment.year > 1 else datetime.min.replace(tzinfo=UTC)
 
 
 def episode_timeline(
@@ -109,8 +118,7 @@ def episode_timeline(
             raise InvalidInput(f"window_minutes must be 1–{MAX_WINDOW_MINUTES} (a week)", field="window_minutes")
         anchor = memory_get(user=user, memory_id=around)
         window_minutes = minutes
-        since = anchor.occurred_at - timedelta(minutes=minutes)
-        until = anchor.occurred_at + timedelta(minutes=minutes)
+        since, until = _window(anchor.occurred_at, timedelta(minutes=minutes))
     found, next_cursor = episode_groups(
         palace_ids=palace_ids,
         since=since,
@@ -131,6 +139,14 @@ def episode_timeline(
         anchor=anchor,
         window_minutes=window_minutes,
     )
+
+
+def _window(moment: datetime, half: timedelta) -> tuple[datetime, datetime]:
+    """moment ± half, held at the first and last moments there are (a memory that happened in year 1 or 9999)."""
+    earliest, latest = datetime.min.replace(tzinfo=UTC), datetime.max.replace(tzinfo=UTC)
+    since = moment - half if moment - earliest > half else earliest
+    until = moment + half if latest - moment > half else latest
+    return since, until
 
 
 def session_headers(

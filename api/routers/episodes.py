@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from django.http import HttpRequest
 from ninja import Query, Router, Schema
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from api.auth import caller_of
 from api.schemas import ErrorOut, ProjectOrigin
@@ -22,9 +22,20 @@ router = Router(tags=["episodes"])
 ERRORS: dict[int, Any] = {401: ErrorOut, 404: ErrorOut, 422: ErrorOut}
 
 
+# A date (the whole day) or a date-time: parsed by capture.timeline.timeline_bound, which a union of pydantic's date
+# and datetime cannot stand in for (its lax mode reads "2026-03-01T00:00:00Z" as a day and digits as a timestamp).
+Bound = Annotated[
+    str | None,
+    Field(default=None, max_length=40, description="ISO 8601 date (the whole day) or date-time"),
+    WithJsonSchema(
+        {"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"}, {"type": "null"}]}
+    ),
+]
+
+
 class TimelineQuery(Schema):
-    start: str | None = Field(default=None, max_length=40, description="ISO 8601 date (whole day) or date-time")
-    end: str | None = Field(default=None, max_length=40, description="ISO 8601 date (whole day) or date-time")
+    start: Bound = None
+    end: Bound = None
     session: str | None = Field(default=None, min_length=1, max_length=200, description="one session's episodes")
     around: int | None = Field(default=None, ge=1, le=2**63 - 1, description="a memory id: episodes near its moment")
     window_minutes: int | None = Field(default=None, ge=1, le=MAX_WINDOW_MINUTES, description="with around; 60")

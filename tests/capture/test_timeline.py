@@ -3,7 +3,7 @@ three modes, the reader's scope, and errors that name the argument."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -124,10 +124,22 @@ def test_bad_combinations_name_the_argument(alice: Any, palace: Palace, kwargs: 
     assert caught.value.detail["field"] == field and field.split("_")[0] in caught.value.message
 
 
+def test_a_window_at_the_edge_of_time_holds_at_the_first_moment(alice: Any, palace: Palace) -> None:
+    ancient = episode(palace, "A memory dated year 1", session="old", minutes=0)
+    Memory.objects.filter(pk=ancient.pk).update(occurred_at=datetime(1, 1, 1, 0, 10, tzinfo=UTC))
+    found = episode_timeline(user=alice, palace_ids=[palace.pk], around=ancient.pk)
+    assert found.since == datetime.min.replace(tzinfo=UTC) and [g.episodes.session for g in found.groups] == ["old"]
+
+
 def test_a_day_bound_covers_the_whole_day_and_bad_text_names_its_field(settings: Any) -> None:
     start, end = timeline_bound("2026-11-01", field="start"), timeline_bound("2026-11-01", field="end", end=True)
     assert end - start == timedelta(days=1) - timedelta(microseconds=1)
     assert timeline_bound("2026-11-01T12:00:00Z", field="start") == T0
+    assert timeline_bound("2026-11-01t12:00:00z", field="start") == T0  # RFC 3339 allows lower case
+    assert timeline_bound("2026-11-01T11:59:60Z", field="end") == T0 - timedelta(microseconds=1)  # a leap second
+    # Beyond what PostgreSQL holds once in UTC: the first and last moments there are, as a range bound means.
+    assert timeline_bound("0001-01-01T00:00:00+23:59", field="start") == datetime.min.replace(tzinfo=UTC)
+    assert timeline_bound("9999-12-31T23:59:59-23:59", field="end") == datetime.max.replace(tzinfo=UTC)
     with pytest.raises(InvalidInput) as caught:
         timeline_bound("yesterday", field="end")
     assert caught.value.detail["field"] == "end" and "ISO 8601" in caught.value.message
