@@ -12,6 +12,7 @@ from api.routers import (
     capture,
     distill,
     entities,
+    episodes,
     export,
     facts,
     handoff,
@@ -95,6 +96,7 @@ api.add_router("/search", search.router)
 api.add_router("/distill", distill.router)
 api.add_router("/entities", entities.router)
 api.add_router("/facts", facts.router)
+api.add_router("/episodes", episodes.router)
 api.add_router("/export", export.router)
 api.add_router("/import", export.import_router)
 api.add_router("", profile.router)

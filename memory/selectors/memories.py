@@ -341,17 +341,29 @@ def episode_groups(
     palace_ids: Sequence[int],
     start: date | None = None,
     end: date | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    session: str | None = None,
     cursor: str = "",
     groups: int = 10,
     per_group: int = 40,
 ) -> tuple[list[EpisodeGroup], str]:
     """Episodes grouped by source session, newest group first, entries in order inside each group; the groups and
-    the cursor of the next page ("" at the end). Two reads: the session heads, then their entries."""
+    the cursor of the next page ("" at the end). Two reads: the session heads, then their entries.
+
+    `start`/`end` are whole days (the panel's range); `since`/`until` are moments, both inclusive (a window around
+    an anchor, a range to the minute); `session` keeps one session's episodes (a drill-down)."""
     qs = Memory.objects.filter(palace_id__in=palace_ids, kind=Memory.Kind.EPISODE, status__in=EPISODE_STATUSES)
     if start is not None:
         qs = qs.filter(occurred_at__gte=_day_start(start))
     if end is not None:
         qs = qs.filter(occurred_at__lt=_day_start(end + timedelta(days=1)))
+    if since is not None:
+        qs = qs.filter(occurred_at__gte=since)
+    if until is not None:
+        qs = qs.filter(occurred_at__lte=until)
+    if session is not None:
+        qs = qs.filter(source_session=session)
     heads = qs.values("palace_id", "source_session").annotate(
         last=Max("occurred_at"), first=Min("occurred_at"), n=Count("id")
     )

@@ -1,4 +1,6 @@
-"""Episodes: episode memories grouped by source session, a date range, and "Nearby" (± a window of one entry)."""
+"""Episodes: episode memories grouped by source session, each group headed by the session's summary (capture.timeline:
+the capture or backfill summary, else the first episode, labelled), a date range, and "Nearby" (± a window of one
+entry)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
+from capture.timeline import TimelineGroup, session_headers
 from memory.selectors import episode_groups, episodes_nearby, memory_get
 from panel.forms import EpisodeFilters, int_or_none
 from panel.frame import domain_errors, page
@@ -22,7 +25,9 @@ DEFAULT_WINDOW_MINUTES = 60
 def episodes(request: HttpRequest) -> HttpResponse:
     scope = scope_for(request)
     f = EpisodeFilters.from_request(request)
-    groups, cursor = episode_groups(palace_ids=scope.palace_ids, start=f.start, end=f.end, cursor=f.cursor)
+    found, cursor = episode_groups(palace_ids=scope.palace_ids, start=f.start, end=f.end, cursor=f.cursor)
+    headers = session_headers(user=request.user, groups=found)
+    groups = [TimelineGroup(episodes=g, header=headers[(g.palace_id, g.session)]) for g in found]
     context = {"f": f, "groups": groups, "cursor": cursor}
     partial = "more" if f.cursor else "timeline"
     return page(request, "panel/episodes.html", context, scope=scope, nav="episodes", partial=partial)

@@ -90,6 +90,10 @@ CROSS_FIELD_RULES = (
     "give palace or project, not both",
     "send either content (one memory) or items (a batch), not both or neither",
     "cursor is not one this server issued",
+    # GET /episodes/timeline: which arguments go together
+    "give around (a memory id, with window_minutes) or start/end, not both",
+    "window_minutes goes with around",
+    "end is before start",
     # POST /edges/{id}/resolve: what a decision needs depends on the decision
     "both_stand needs a reason: why do both memories stand?",
     "merge needs `content`: the corrected text that replaces both",

@@ -30,7 +30,7 @@ PINNED = {
     "/corridor/room/": 5,  # frame + the room + what it holds
     "/corridor/m/": 8,  # frame + the memory + one edge query per hop (3) and the memories reached
     "/log/?category=writes": 5,  # frame + rows + week counts
-    "/episodes/": 8,  # frame + badge + session heads + their entries
+    "/episodes/": 9,  # frame + badge + session heads + their entries + their capture summaries
     "/episodes/m/nearby/": 5,  # frame + the anchor + the episodes around it
 }
 

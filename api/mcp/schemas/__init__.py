@@ -35,6 +35,7 @@ from api.mcp.schemas.common import (
     Reason,
     Restore,
 )
+from api.mcp.schemas.episodes import EpisodeSessionOut, EpisodeTimelineOut
 from api.mcp.schemas.facts import EntityRef, FactFailedOut, FactsOut, FactWrite, FactWrittenOut
 from api.mcp.schemas.handoff import BootstrapOut, HandoffOut, HistoryOut, ProfileEditOut, ProfileVersionOut
 from api.mcp.schemas.judge import ResolveOut
@@ -83,6 +84,8 @@ __all__ = [
     "EntityIn",
     "EntityRef",
     "EntityTagOut",
+    "EpisodeSessionOut",
+    "EpisodeTimelineOut",
     "ExamineOut",
     "FactFailedOut",
     "FactOut",

@@ -19,6 +19,7 @@ from api.mcp.text.common import (
     rows_text,
     tool_timeout,
 )
+from api.mcp.text.episodes import episode_timeline
 from api.mcp.text.facts import fact_line, facts_queried, facts_written
 from api.mcp.text.handoff import handoff_body, handoff_saved, history, profile_edit
 from api.mcp.text.judge import resolved
@@ -40,6 +41,7 @@ __all__ = [
     "domain_error",
     "entities_text",
     "entity_list",
+    "episode_timeline",
     "examined",
     "fact_line",
     "facts_queried",

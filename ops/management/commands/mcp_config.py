@@ -1,5 +1,5 @@
 """`atrium mcp-config --user NAME --client claude-code|cursor|codex|generic [--with-new-token] [--url URL]
-[--project-from-git [--dir DIR] | --project ORIGIN] [--write]`
+[--project-from-git [--dir DIR] | --project ORIGIN] [--write] [--with-hooks]`
 
 Prints a ready-to-paste snippet that connects an agent to this server's MCP endpoint. The token travels in an
 environment variable (ATRIUM_TOKEN) unless `--with-new-token` mints one, which is then printed once, inside the
@@ -12,6 +12,9 @@ current directory (or `--dir`), so an agent working in that repository need not 
 name or a credential, which must not be copied into a file. `--write` writes the project's config file into the
 repository (`.mcp.json` for Claude Code, `.cursor/mcp.json` for Cursor), keeping its other servers; it refuses a
 new token, which would put a credential into the repository.
+
+`--with-hooks` (Claude Code) also prints the settings.json block that runs the capture hook
+(deploy/hooks/claude-code/atrium-capture.sh) on Stop and SessionEnd.
 """
 
 from __future__ import annotations
@@ -156,6 +159,28 @@ def write_project_file(*, root: Path, client: str, entry: dict[str, Any]) -> Pat
     return path
 
 
+HOOK_SOURCE = "deploy/hooks/claude-code/atrium-capture.sh"
+HOOK_PATH = "$HOME/.claude/hooks/atrium-capture.sh"
+HOOK_TIMEOUT_S = 30  # Claude Code stops waiting for the hook after this; the script's own requests give up sooner
+
+
+def hooks_snippet(*, url: str, token: str | None) -> str:
+    """The settings.json block that runs the capture hook at the end of each response and of each session."""
+    run = [{"hooks": [{"type": "command", "command": f"sh {HOOK_PATH}", "timeout": HOOK_TIMEOUT_S}]}]
+    env = {"ATRIUM_URL": url.removesuffix("/mcp")}
+    if token:
+        env[ENV_VAR] = token
+    block = {"env": env, "hooks": {"Stop": run, "SessionEnd": run}}
+    lines = [
+        "# Capture: copy the hook onto the machine Claude Code runs on (it needs sh, curl, and python3 or jq):",
+        f"#   mkdir -p ~/.claude/hooks && cp {HOOK_SOURCE} {HOOK_PATH.replace('$HOME', '~')}",
+        "# then merge this into ~/.claude/settings.json (all projects) or .claude/settings.json (this project):",
+    ]
+    if not token:
+        lines.append(f"# (the hook reads {ENV_VAR} from the environment Claude Code runs in)")
+    return "\n".join(lines) + "\n" + json.dumps(block, indent=2)
+
+
 class Command(BaseCommand):
     help = "Print an MCP client configuration snippet for a user (no real token unless --with-new-token)."
 
@@ -180,12 +205,19 @@ class Command(BaseCommand):
             help="with --project-from-git: write the config into the repository (.mcp.json for claude-code, "
             ".cursor/mcp.json for cursor) instead of printing it",
         )
+        parser.add_argument(
+            "--with-hooks", action="store_true", help="also print the capture hook's settings.json block (claude-code)"
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         user = get_user_model().objects.filter(username=opts["user"]).first()
         if user is None or not user.is_active:
             raise CommandError(f"no active user named {opts['user']!r}")
         self._check_write(opts)
+        if opts["with_hooks"] and opts["client"] != "claude-code":
+            raise CommandError("--with-hooks is for --client claude-code (Codex and other clients: see the README)")
+        if opts["with_hooks"] and opts["scope"] == "read":
+            raise CommandError("--with-hooks needs a write token (capture writes): leave --scope at write")
         url = endpoint(opts["url"])
         project, root = None, None
         if opts["project_from_git"]:
@@ -202,6 +234,8 @@ class Command(BaseCommand):
             self.stdout.write(f"Wrote the atrium server, project {project}, into {path}")
             return
         self.stdout.write(snippet(client=opts["client"], url=url, token=raw, project=project))
+        if opts["with_hooks"]:
+            self.stdout.write(hooks_snippet(url=url, token=raw))
 
     def _check_write(self, opts: dict[str, Any]) -> None:
         if not opts["write"]:

@@ -67,6 +67,7 @@ def _by_id(memory_id: int, other: int, batch: str, ref: str, project: str | None
         ("memory_audit_forgotten", where),
         ("memory_distill", {"mode": "suggest", **where}),
         ("memory_profile", {}),
+        ("memory_episode_timeline", {"around": memory_id, **where}),
     ]
 
 
@@ -101,7 +102,8 @@ def test_charlie_cannot_reach_alices_personal_memories_through_any_tool(
     alice = dict(
         zip([f"{n}{i}" for i, (n, _) in enumerate(reads)], run(_calls(tokens["alice"], reads, mode)), strict=True)
     )
-    for key in ("memory_examine0", "memory_review1", "memory_search4", "memory_timeline5", "memory_profile12"):
+    seen = ("memory_examine0", "memory_review1", "memory_search4", "memory_timeline5", "memory_profile12")
+    for key in (*seen, "memory_episode_timeline13"):  # the around anchor is alice's memory
         assert _leaks(alice[key]), (key, text_of(alice[key]))
 
 

@@ -21,6 +21,7 @@ WRAPPED = {
     "memory_tour",
     "memory_audit_forgotten",
     "memory_profile",
+    "memory_episode_timeline",
 }
 
 
@@ -84,6 +85,8 @@ async def _walk(token: str, mode: str) -> dict[str, Any]:
         toured = await ok("memory_timeline", {"order": "tour"})
         assert {r["memory"]["id"] for r in toured["rows"]} == {first_id, fact_id, decision_id}
         assert all(r["seq"] and r["coordinate"] for r in toured["rows"])
+        episodes = await ok("memory_episode_timeline", {"around": first_id})
+        assert episodes["mode"] == "around" and episodes["around"]["id"] == first_id and episodes["groups"] == []
 
         examined = await ok("memory_examine", {"ids": [first_id, fact_id, 999_999_999]})
         assert [m["id"] for m in examined["memories"]] == [first_id, fact_id]

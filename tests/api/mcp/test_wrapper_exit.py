@@ -129,6 +129,7 @@ def _calls(seed: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "memory_checkout": {"id": 1, "target": "handoff"},  # brings version 1 back as version 3
         "memory_distill": {"mode": "suggest"},
         "memory_distill_undo": {"id": first},
+        "memory_episode_timeline": {"around": first, "window_minutes": 600},
         "memory_examine": {"ids": [first, second, third]},
         "memory_export": {"project": PROJECT_ORIGIN},  # one project at a time (export links are credentials)
         "memory_facts": {"entity": "Maria", "includeInvalid": True},
