@@ -30,12 +30,12 @@ def test_export_links_follow_the_scope_and_download_only_readable_memories(
     links = _links(owner.get("/palace/").content.decode())
     assert len(links) == 3 and all("project=github.com%2Fatrium-test%2Fdemo" in h for h in links)
     assert any("format=markdown" in h for h in links) and any("redacted=true" in h for h in links)
-    (section,) = json.loads(owner.get(links[0]).content)["palaces"]
+    (section,) = json.loads(owner.get(links[0]).getvalue())["palaces"]
     assert section["origin"] == project.origin_key and len(section["memories"]) == 4  # the positive control
     outsider = client_for(charlie)
     (own,) = [h for h in _links(outsider.get("/palace/").content.decode()) if "format=json" in h][:1]
     assert "project=" not in own
-    document = json.loads(outsider.get(own).content)
+    document = json.loads(outsider.get(own).getvalue())
     assert [p["owner"] for p in document["palaces"]] == ["charlie"]
     assert outsider.get(links[0]).status_code == 404  # alice's project link, followed by charlie
 
