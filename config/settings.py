@@ -226,6 +226,7 @@ INSTALLED_APPS = [
     "accounts",
     "memory",
     "review",
+    "capture",
     "ops",
     "api",
     "panel",
@@ -487,6 +488,9 @@ ATRIUM_SEARCH_REWRITE_TIMEOUT = env_float("ATRIUM_SEARCH_REWRITE_TIMEOUT", 2.0, 
 ATRIUM_ENTITIES = env_bool("ATRIUM_ENTITIES", True)
 ATRIUM_ENTITIES_MODEL = env_bool("ATRIUM_ENTITIES_MODEL", True)
 ATRIUM_ENTITIES_TIMEOUT = env_float("ATRIUM_ENTITIES_TIMEOUT", 3.0, low=0.1, high=60.0)
+# Capture's fact extraction and session summaries by the optional LLM (capture.extraction): how long the worker waits
+# for one answer before that turn falls back to the rules.
+ATRIUM_CAPTURE_TIMEOUT = env_float("ATRIUM_CAPTURE_TIMEOUT", 10.0, low=0.1, high=120.0)
 # Evidence verdicts (memory_assess) one user may record per minute: each is an op-log row every member sees.
 ATRIUM_ASSESS_PER_MINUTE = env_int("ATRIUM_ASSESS_PER_MINUTE", 30, minimum=1)
 

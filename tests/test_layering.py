@@ -1,7 +1,7 @@
 """The layering in DESIGN.md and the README, read from the import statements of each module (lazy imports inside
 functions included), so the layout stays true:
 
-    palace  <-  {accounts, memory}  <-  review  <-  ops  <-  {api, panel}  <-  config
+    palace  <-  {accounts, memory}  <-  {review, capture}  <-  ops  <-  {api, panel}  <-  config
 
 A layer imports only the layers below it; accounts and memory are siblings, and so are api and panel; nothing
 imports config. `ops` talks to a server over HTTP (`bench mcp`) and starts `config.asgi` by name (`up`), never by
@@ -33,10 +33,11 @@ BELOW: dict[str, set[str]] = {
     "accounts": {"palace"},
     "memory": {"palace"},
     "review": {"palace", "accounts", "memory"},
-    "ops": {"palace", "accounts", "memory", "review"},
-    "api": {"palace", "accounts", "memory", "review", "ops"},
-    "panel": {"palace", "accounts", "memory", "review", "ops"},
-    "config": {"palace", "accounts", "memory", "review", "ops", "api", "panel"},
+    "capture": {"palace", "accounts", "memory"},
+    "ops": {"palace", "accounts", "memory", "review", "capture"},
+    "api": {"palace", "accounts", "memory", "review", "capture", "ops"},
+    "panel": {"palace", "accounts", "memory", "review", "capture", "ops"},
+    "config": {"palace", "accounts", "memory", "review", "capture", "ops", "api", "panel"},
 }
 # The steps inside memory, lowest first; a package imports only packages on a lower step.
 MEMORY_STEPS: tuple[frozenset[str], ...] = (

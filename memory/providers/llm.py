@@ -89,6 +89,9 @@ PURPOSES: dict[str, _Purpose] = {
     "entities": _Purpose(switch="ATRIUM_ENTITIES_MODEL", timeout="ATRIUM_ENTITIES_TIMEOUT"),
     "rewrite": _Purpose(switch="ATRIUM_SEARCH_REWRITE", timeout="ATRIUM_SEARCH_REWRITE_TIMEOUT"),
     "judge": _Purpose(),  # its endpoint, key and timeout come from the judge's own settings row
+    # Capture runs on the worker, never in front of the agent; a model that does not answer in time falls back to
+    # the rules for that turn (capture.extraction), so no retry.
+    "capture": _Purpose(timeout="ATRIUM_CAPTURE_TIMEOUT"),
 }
 
 

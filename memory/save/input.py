@@ -38,6 +38,9 @@ class SaveItem:
     source_seq: int | None = None
     importance: float | None = None
     enrol_review: bool | None = None
+    # A new memory's confidence (0-1); None: the model's default. Capture saves what it extracts low (0.4), so a
+    # fact an agent or a person states outranks one a rule guessed, and each restatement raises it (MERGE).
+    confidence: float | None = None
     restore: bool = False  # content matching a forgotten memory restores it instead of deferring (tombstones)
     # Entities the agent states itself: [{name, kind?, aliases?}] (memory.knowledge.extraction.stated_entities checks
     # them).
@@ -62,6 +65,11 @@ class SaveItem:
             not isinstance(importance, int | float) or isinstance(importance, bool) or not 0 <= importance <= 1
         ):
             raise InvalidInput("importance is a number from 0 to 1", field="importance")
+        confidence = self.confidence
+        if confidence is not None and (
+            not isinstance(confidence, int | float) or isinstance(confidence, bool) or not 0 <= confidence <= 1
+        ):
+            raise InvalidInput("confidence is a number from 0 to 1", field="confidence")
         if self.occurred_at is not None and not isinstance(self.occurred_at, datetime):
             raise InvalidInput("occurred_at must be a datetime", field="occurred_at")
         if self.enrol_review is not None:
@@ -102,6 +110,7 @@ class Prepared:
     redactions: list[str]
     low_entropy: bool
     entities: tuple[Mention, ...] = ()
+    confidence: float | None = None
 
 
 # --- cleaning ----------------------------------------------------------------------------------------------------
@@ -144,6 +153,7 @@ def prepare_item(item: SaveItem, *, now: datetime) -> Prepared:
         redactions=sorted(set(scrubbed.types) | set(placard_scrubbed.types)),
         low_entropy=is_low_entropy(text),
         entities=stated_entities(item.entities),
+        confidence=None if item.confidence is None else float(item.confidence),
     )
 
 

@@ -186,6 +186,8 @@ def create_memory(
         supersedes=supersedes,
     )
     memory.importance = importance
+    if p.confidence is not None:
+        memory.confidence = p.confidence
     if supersedes is not None:
         memory.confidence = supersedes.confidence
         memory.importance = supersedes.importance if p.importance is None else p.importance

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from django.db import DatabaseError, connection, transaction
 
+from capture.models import BackfillRun, CaptureSession, CaptureTurn
 from memory.models import (
     Adjudication,
     DistillProposal,
@@ -45,12 +46,16 @@ ACCESS_TABLES = {
     "api_apitoken": "a person's tokens; `default_project` names a palace the access function checks on use",
 }
 # Palace-scoped tables whose rows belong to one person rather than to a palace.
-OWNED_BY_USER = {"memory_searchbatch": "user_id"}
+OWNED_BY_USER = {"memory_searchbatch": "user_id", "capture_backfillrun": "user_id"}
 APPEND_ONLY = {"palace_oplog"}  # a trigger refuses UPDATE and DELETE for everyone (palace 0002)
 # Rows a reader of the palace inserts: a record of their read, an op row of what they did (palace 0004, memory 0009).
 READER_INSERTS = {"memory_accessrecord", "palace_oplog"}
 # Rows private to the person who wrote them, even from the other members of their palace.
-PRIVATE_TO_AUTHOR = {"memory_handoffversion": "user_id"}
+PRIVATE_TO_AUTHOR = {
+    "memory_handoffversion": "user_id",
+    "capture_capturesession": "user_id",
+    "capture_captureturn": "session_id",  # through its session
+}
 
 Copier = Callable[[str, int, str | None, int | None], Callable[[], int | str]]
 RLS_REFUSED = "42501"  # insufficient_privilege: "new row violates row-level security policy"
@@ -122,6 +127,9 @@ def _fill(palace: Palace, author: Any, word: str) -> None:
     Fact.objects.create(palace=palace, entity=key, content="kept in the shed", source_memory=second)
     ProfileVersion.objects.create(palace=palace, version=1, content=f"{word} keeps keys", created_by=author)
     HandoffVersion.objects.create(palace=palace, user=author, version=1, doing="finding the key")
+    session = CaptureSession.objects.create(user=author, palace=palace, key=f"{word}-session", client="generic")
+    CaptureTurn.objects.create(session=session, index=0, role="user", text="where is the lighthouse key?")
+    BackfillRun.objects.get_or_create(user=author)
 
 
 @pytest.fixture

@@ -219,6 +219,24 @@ def _search_batch(w: World) -> Any:
     return SearchBatch.objects.create(handle="b-audit", user=w.alice, query="where is the vault", refs={"m1": 1})
 
 
+def _capture_session(w: World) -> Any:
+    from capture.models import CaptureSession
+
+    return CaptureSession.objects.create(user=w.alice, palace=w.project, key="s-audit", client="claude-code")
+
+
+def _capture_turn(w: World) -> Any:
+    from capture.models import CaptureTurn
+
+    return CaptureTurn.objects.create(session=_capture_session(w), index=0, role="user", text="Deploys go on Fridays")
+
+
+def _backfill_run(w: World) -> Any:
+    from capture.models import BackfillRun
+
+    return BackfillRun.objects.create(user=w.alice, files=["session.jsonl"])
+
+
 def _new_user(w: World) -> dict[str, Any]:
     return {"username": "erin", "password1": "a-Long-pass-991", "password2": "a-Long-pass-991"}
 
@@ -264,6 +282,9 @@ WALKS: dict[str, Walk] = {
     "memory.accessrecord": Walk(_access_record),
     "ops.exportlinkuse": Walk(_export_link_use),
     "memory.searchbatch": Walk(_search_batch),
+    "capture.capturesession": Walk(_capture_session),
+    "capture.captureturn": Walk(_capture_turn),
+    "capture.backfillrun": Walk(_backfill_run),
     "review.reviewcard": Walk(_card, {"active": None}, lambda w: _card_form(w)),
     "django_celery_beat.periodictask": Walk(
         _periodic_task,
