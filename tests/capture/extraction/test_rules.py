@@ -36,7 +36,10 @@ CASES: dict[str, tuple[str, list[tuple[str, str]], list[str]]] = {
     "decided": (
         "decision",
         [
-            ("We decided to move the job queue to Redis Streams.", "We decided to move the job queue to Redis Streams."),
+            (
+                "We decided to move the job queue to Redis Streams.",
+                "We decided to move the job queue to Redis Streams.",
+            ),
             ("ok so we've decided on Postgres 16", "We've decided on Postgres 16."),
             ("我们决定下周一发布 2.0 版本。", "我们决定下周一发布 2.0 版本。"),
             ("最后决定：日志保留三十天", "最后决定：日志保留三十天。"),
@@ -153,8 +156,7 @@ def test_code_quotes_and_quoted_lines_do_not_match_but_the_same_words_as_prose_d
 
 def test_the_limit_keeps_the_most_confident_in_text_order() -> None:
     text = (
-        "I prefer short functions. We decided to use ruff. Remember that CI runs on two cores. "
-        "Always pin the lockfile."
+        "I prefer short functions. We decided to use ruff. Remember that CI runs on two cores. Always pin the lockfile."
     )
     assert [c.pattern for c in rule_facts(text, limit=4)] == ["prefer", "decided", "remember", "always_never"]
     assert [c.pattern for c in rule_facts(text, limit=2)] == ["prefer", "remember"]
