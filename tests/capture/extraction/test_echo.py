@@ -15,8 +15,9 @@ RECALLED = "The staging database runs on port 5433."
 def test_recall_tools_are_exactly_the_registrys_read_tools() -> None:
     read_tools = {name for name, spec in TOOLS.items() if not spec.write}
     assert read_tools and "memory_search" in read_tools and "memory_save" not in read_tools
-    # memory_episode_timeline is issue 25's new read tool (branch capture-core); listed here ahead of its merge.
-    assert set(RECALL_TOOLS) - {"memory_episode_timeline"} == read_tools
+    # memory_episode_timeline is issue 25's new read tool (branch capture-core); listed here ahead of its merge, so
+    # the comparison holds before and after it.
+    assert set(RECALL_TOOLS) == read_tools | {"memory_episode_timeline"}
     assert len(RECALL_TOOLS) == len(set(RECALL_TOOLS))
 
 
