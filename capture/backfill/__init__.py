@@ -7,7 +7,7 @@ crash-safe (the Celery door is capture/tasks.py: `enqueue_backfill_run` after `b
 
 from __future__ import annotations
 
-from capture.backfill.run import BATCH_TURNS, RunResult, backfill_requeue_stale, backfill_run_process
+from capture.backfill.run import RunResult, backfill_requeue_stale, backfill_run_process
 from capture.backfill.start import (
     ALREADY_IMPORTED,
     LIVE_ALREADY,
@@ -27,7 +27,6 @@ from capture.backfill.start import (
 
 __all__ = [
     "ALREADY_IMPORTED",
-    "BATCH_TURNS",
     "LIVE_ALREADY",
     "BackfillEstimate",
     "RunResult",

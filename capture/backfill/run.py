@@ -1,6 +1,6 @@
 """Running a backfill (the Celery task in capture/tasks.py is its door): the run's pending turns, in batches.
 
-One batch, BATCH_TURNS turns in (session, index) order:
+One batch, ATRIUM_BACKFILL_BATCH_TURNS turns in (session, index) order:
 
 1. each turn is extracted (capture.extraction.extract_turn: the model when one is configured, else the rules,
    labelled); a tool turn, an assistant turn in light mode and an empty one keep nothing and are skipped with the
@@ -44,7 +44,6 @@ from palace.oplog import oplog_write
 
 log = logging.getLogger(__name__)
 
-BATCH_TURNS = 24  # turns per transaction and per embedder call (about 1.2 texts a turn)
 LOCK_CLASS = 0x4246494C  # "BFIL": the advisory lock's first key; the run id is the second
 PENDING, DONE, SKIPPED, FAILED = (s.value for s in CaptureTurn.State)
 State = BackfillRun.State
@@ -73,8 +72,10 @@ def _run_lock(run_id: int) -> Iterator[bool]:
                 cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [LOCK_CLASS, objid])
 
 
-def backfill_run_process(*, run_id: int, batch_turns: int = BATCH_TURNS) -> RunResult:
-    """Run (or continue) a queued or running run until its turns are done or a pause is asked (module docstring)."""
+def backfill_run_process(*, run_id: int, batch_turns: int | None = None) -> RunResult:
+    """Run (or continue) a queued or running run until its turns are done or a pause is asked (module docstring).
+    `batch_turns`: turns per batch (default ATRIUM_BACKFILL_BATCH_TURNS)."""
+    batch_turns = batch_turns or settings.ATRIUM_BACKFILL_BATCH_TURNS
     result = RunResult(run_id=run_id)
     with _run_lock(run_id) as got:
         if not got:
