@@ -128,9 +128,7 @@ class CaptureTurn(models.Model):
         constraints = [models.UniqueConstraint(fields=["session", "index"], name="capture_turn_session_index")]
         indexes = [
             # The worker's and the replay's question: which turns are still pending, in order.
-            models.Index(
-                fields=["session", "index"], name="capture_turn_pending", condition=models.Q(state="pending")
-            ),
+            models.Index(fields=["session", "index"], name="capture_turn_pending", condition=models.Q(state="pending")),
         ]
 
     def __str__(self) -> str:

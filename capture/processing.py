@@ -148,12 +148,19 @@ def _process_batch(
             continue
         if not mine:
             _finish(
-                session=session, actor=actor, turn=turn, state=SKIPPED, now=now, method=extraction.method,
+                session=session,
+                actor=actor,
+                turn=turn,
+                state=SKIPPED,
+                now=now,
+                method=extraction.method,
                 fallback=extraction.fallback_reason or "nothing to keep",
             )
             result.skipped += 1
             continue
-        kept.append(_Kept(turn, extraction.method, extraction.fallback_reason, list(extraction.echoes), len(items), len(mine)))
+        kept.append(
+            _Kept(turn, extraction.method, extraction.fallback_reason, list(extraction.echoes), len(items), len(mine))
+        )
         items += mine
     if not kept:
         return
@@ -174,8 +181,15 @@ def _process_batch(
         ids = [o.memory.pk for o in outcomes if isinstance(o, SaveResult) and o.memory is not None]
         dispositions = [o.disposition if isinstance(o, SaveResult) else "invalid" for o in outcomes]
         _finish(
-            session=session, actor=actor, turn=k.turn, state=DONE, now=now, method=k.method, fallback=k.fallback,
-            memory_ids=ids, detail={"dispositions": dispositions, "echoes": k.echoes},
+            session=session,
+            actor=actor,
+            turn=k.turn,
+            state=DONE,
+            now=now,
+            method=k.method,
+            fallback=k.fallback,
+            memory_ids=ids,
+            detail={"dispositions": dispositions, "echoes": k.echoes},
         )
         result.done += 1
         result.memory_ids += ids
@@ -223,7 +237,9 @@ def _finish(
         turn.state, turn.method, turn.fallback_reason = state, method, fallback[:200]
         turn.memory_ids, turn.processed_at, turn.error = list(memory_ids), now, ""
         turn.attempts += 1
-        turn.save(update_fields=["state", "method", "fallback_reason", "memory_ids", "processed_at", "error", "attempts"])
+        turn.save(
+            update_fields=["state", "method", "fallback_reason", "memory_ids", "processed_at", "error", "attempts"]
+        )
         oplog_write(
             op="capture.turn",
             actor=actor,

@@ -196,9 +196,7 @@ def capture_ingest(
         cleaned.setdefault(turn.index, _clean(turn))  # the first of a repeated index wins; the rest are duplicates
     with transaction.atomic():
         session = _session_for(user=caller.user, key=key, routing=routing)
-        have = set(
-            CaptureTurn.objects.filter(session=session, index__in=list(cleaned)).values_list("index", flat=True)
-        )
+        have = set(CaptureTurn.objects.filter(session=session, index__in=list(cleaned)).values_list("index", flat=True))
         new = [c for i, c in sorted(cleaned.items()) if i not in have]
         CaptureTurn.objects.bulk_create(
             [

@@ -30,7 +30,13 @@ def capture_as(token_for: Callable[..., str]) -> Callable[..., CaptureClient]:
 
 def make_turns(*texts: str, start: int = 0, role: str = "user") -> list[dict[str, Any]]:
     return [
-        {"index": start + i, "role": role, "text": text, "tool": None, "at": f"2026-03-0{1 + (start + i) % 9}T10:00:00Z"}
+        {
+            "index": start + i,
+            "role": role,
+            "text": text,
+            "tool": None,
+            "at": f"2026-03-0{1 + (start + i) % 9}T10:00:00Z",
+        }
         for i, text in enumerate(texts)
     ]
 

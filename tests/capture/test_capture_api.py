@@ -29,7 +29,9 @@ def _process(key: str) -> Any:
 # --- who may send ------------------------------------------------------------------------------------------------
 
 
-def test_a_read_token_is_refused_and_a_write_token_stores(alice: Any, capture_as: Callable[..., Any], turns: Any) -> None:
+def test_a_read_token_is_refused_and_a_write_token_stores(
+    alice: Any, capture_as: Callable[..., Any], turns: Any
+) -> None:
     body = {"session": "s-scope", "turns": turns(PREFERENCE)}
     status, answer = capture_as(alice, scope="read").post(body)
     assert status == 403
@@ -57,7 +59,9 @@ def test_a_resend_stores_each_turn_once_and_saves_its_memories_once(
     alice: Any, palace: Palace, capture_as: Callable[..., Any], turns: Any
 ) -> None:
     client = capture_as(alice)
-    first = turns("We decided to deploy the billing service on Thursdays only.", "Remember that staging uses port 8081.")
+    first = turns(
+        "We decided to deploy the billing service on Thursdays only.", "Remember that staging uses port 8081."
+    )
     status, answer = client.post({"session": "s-idem", "client": "claude-code", "turns": first})
     assert status == 202 and (answer["stored"], answer["duplicates"]) == (2, 0)
     status, answer = client.post({"session": "s-idem", "turns": first})  # the same turns again
