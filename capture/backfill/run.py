@@ -224,7 +224,12 @@ def _batch(*, run: BackfillRun, actor: Actor, turns: Sequence[CaptureTurn], bega
         with transaction.atomic():
             for palace, items, owners in by_palace.values():
                 saved = memory_save_bulk(
-                    palace=palace, actor=actor, items=items, source="backfill", now=now, chunk_items=len(items)
+                    palace=palace,
+                    actor=actor,
+                    items=items,
+                    source="backfill",
+                    now=now,
+                    chunk_items=len(items),
                 ).items
                 _outcomes(owners, saved)
             _finish(run=run, actor=actor, planned=planned, now=now, began=began, done_before=done_before)
