@@ -106,10 +106,10 @@ class _Recording:
     inner: Any
     calls: list[list[str]] = field(default_factory=list)
     seconds: float = 0.0
+    name: str = ""
 
-    @property
-    def name(self) -> str:
-        return str(self.inner.name)
+    def __post_init__(self) -> None:
+        self.name = str(self.inner.name)
 
     def passages(self, texts: list[str]) -> np.ndarray:
         began = time.perf_counter()
