@@ -2,7 +2,8 @@
 door (`memory_save_batch`), an import merge (ops.portability), a capture of a session's turns. All of them call
 `memory_save_bulk`, which differs from saving the items one by one in three ways:
 
-1. the items go in chunks of MAX_BATCH_ITEMS: one embedder call and one entity-extraction ask per chunk;
+1. the items go in chunks of MAX_BATCH_ITEMS (a backfill asks for larger ones): one embedder call and one
+   entity-extraction ask per chunk;
 2. the judge's model is not asked (a backfill would cost a model call per item, each under the palace's lock): the
    rules dispose, and the ruling behind every `contradicts` edge a bulk save opens is recorded as the rules', with
    the fallback `bulk` (memory.judge), so the Judge page can say why each edge exists;
@@ -24,6 +25,7 @@ from django.utils import timezone
 from memory.save.derived_texts import derive_texts, embed_texts
 from memory.save.input import Prepared, SaveItem, check_source, prepare_item
 from memory.save.pipeline import SaveResult, dropped, extract_entities, previous_in_session, save_prepared
+from memory.save.tombstones import has_forgotten
 from palace.actors import Actor
 from palace.errors import InvalidInput
 from palace.models import Palace
@@ -71,16 +73,20 @@ def memory_save_bulk(
     items: Sequence[SaveItem | Mapping[str, Any]],
     source: str,
     now: datetime | None = None,
+    chunk_items: int = MAX_BATCH_ITEMS,
 ) -> BatchResult:
     """Save any number of items as a bulk save (the module docstring); the result has one entry per item, in order:
-    its SaveResult, or an ItemError at its index (an item that cannot be made into a SaveItem, or that failed)."""
+    its SaveResult, or an ItemError at its index (an item that cannot be made into a SaveItem, or that failed).
+    `chunk_items`: the items embedded in one embedder call (a backfill passes a whole batch: the in-process embedder
+    is faster per text on a larger call, and the palace is locked only while the chunk is written)."""
     now = now or timezone.now()
     source = check_source(source)
     if not isinstance(items, Sequence) or isinstance(items, str):
         raise InvalidInput("items must be a list", field="items")
+    step = max(1, chunk_items)
     results: list[SaveResult | ItemError] = []
-    for start in range(0, len(items), MAX_BATCH_ITEMS):
-        chunk = items[start : start + MAX_BATCH_ITEMS]
+    for start in range(0, len(items), step):
+        chunk = items[start : start + step]
         results += _save_chunk(palace=palace, actor=actor, items=chunk, offset=start, source=source, now=now)
     return BatchResult(count=len(items), items=results, failed=sum(isinstance(r, ItemError) for r in results))
 
@@ -121,6 +127,8 @@ def _save_chunk(
     vectors, degraded = embed_texts([embedding for _, embedding in texts]) if prepared else ([], [])
     # Outside the transaction: a model may be asked, once for the chunk.
     extractions = extract_entities(palace, [p for _, p in prepared]) if prepared else []
+    # Forgotten memories cannot appear during the save: whether there are any to match is asked once for the chunk.
+    forgotten = bool(prepared) and has_forgotten(palace=palace)
     for (i, p), (search_text, _), vector, extraction in zip(prepared, texts, vectors, extractions, strict=True):
         try:
             with transaction.atomic():
@@ -136,6 +144,7 @@ def _save_chunk(
                     now=now,
                     extraction=extraction,
                     bulk=True,
+                    forgotten=forgotten,
                 )
         except Exception as exc:  # one bad item must not sink the batch; it is reported, never swallowed
             log.exception("bulk item %s failed", offset + i)
