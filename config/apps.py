@@ -10,4 +10,7 @@ class AtriumConfig(AppConfig):
     verbose_name = "Atrium configuration"
 
     def ready(self) -> None:
-        from config import checks  # noqa: F401  (registers the checks)
+        from config import (
+            celery_app,  # noqa: F401  (tasks sent from this process use the configured broker)
+            checks,  # noqa: F401  (registers the checks)
+        )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 
-from celery import Celery
 from celery.signals import celeryd_init, task_postrun, task_prerun, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -14,9 +13,9 @@ from config.prepare import prepare_process
 # starts or joins the embedded PostgreSQL like any `atrium` command; `atrium up`'s worker inherits the URL.
 prepare_process()
 
-app = Celery("atrium")
-app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
+from config.celery_app import app  # noqa: E402  (after prepare_process: the app reads the settings it prepared)
+
+__all__ = ["app"]
 
 
 @celeryd_init.connect
