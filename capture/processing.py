@@ -312,9 +312,11 @@ def _summarise(*, session: CaptureSession, actor: Actor, now: datetime, result: 
 
 
 def capture_pending_sessions(*, limit: int = 100) -> list[int]:
-    """The sessions with turns still pending (the beat's replay walks them), oldest first."""
+    """The sessions with turns still pending (the beat's replay walks them), oldest first; a backfill run's turns
+    are its job's (capture/backfill), which honours its pause."""
     rows = (
         CaptureTurn.objects.filter(state=PENDING)
+        .exclude(session__source=CaptureSession.Source.BACKFILL)
         .values_list("session_id", flat=True)
         .order_by("session_id")
         .distinct()[:limit]

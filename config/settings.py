@@ -498,6 +498,9 @@ ATRIUM_ENTITIES_TIMEOUT = env_float("ATRIUM_ENTITIES_TIMEOUT", 3.0, low=0.1, hig
 # Capture's fact extraction and session summaries by the optional LLM (capture.extraction): how long the worker waits
 # for one answer before that turn falls back to the rules.
 ATRIUM_CAPTURE_TIMEOUT = env_float("ATRIUM_CAPTURE_TIMEOUT", 10.0, low=0.1, high=120.0)
+# Backfill (capture/backfill): turns per batch, i.e. per transaction and per embedder call; a killed worker redoes
+# at most one batch.
+ATRIUM_BACKFILL_BATCH_TURNS = env_int("ATRIUM_BACKFILL_BATCH_TURNS", 24, minimum=1)
 # Evidence verdicts (memory_assess) one user may record per minute: each is an op-log row every member sees.
 ATRIUM_ASSESS_PER_MINUTE = env_int("ATRIUM_ASSESS_PER_MINUTE", 30, minimum=1)
 

@@ -6,7 +6,8 @@ when it is a question (ends in ? or ？, or a ZH question particle 吗/呢), a h
 imagine, maybe, perhaps, might, could, unless, whether, in case; 如果, 假如, 要是, 假设, 万一, 也许, 或许, 是否,
 要不要), looks like code (operators, braces, a shell prompt), or when its trigger stands inside quotes ("…", “…”,
 「…」, 『…』, `…`). Each candidate is the clause, cleaned (leading fillers such as "ok so" dropped, first letter
-capitalised, one final full stop), and must say something (at least three words, or four CJK characters).
+capitalised, one final full stop), and must say something (at least three words, or four CJK characters) without
+pointing back at the conversation at its end ("… for this").
 
 The patterns (name: kind, confidence — triggers):
 
@@ -17,7 +18,8 @@ The patterns (name: kind, confidence — triggers):
 - ``decided``: decision, 0.5 — "we decided", "we've decided", "I have decided", "we agreed", "the decision is";
   决定 after 我们/我/团队/已经/最终/最后 or at the start (决定：…), not after 没/未/不/还没/你/由.
 - ``go_with``: decision, 0.5 — "let's go with", "we'll go with", "we're going with", "let's stick with", "let's
-  switch to"; 就用, 那就用 at the start, 就这么定了. Not when the object only points back (it, this, 这个).
+  switch to"; 就用, 那就用 at the start, 就这么定了. Not when the object only points back (it, this, the second
+  option, 这个).
 - ``always_never``: preference, 0.5 — "always …" / "never …" as an instruction at the start of a sentence (after
   "please" too) or after "we" / "you should"; "don't ever"; 总是 / 永远不要 / 永远别 / 一律 / 不要再 at the start or
   after 请/我们/你要. Not "never mind", "almost never", "not always", 他总是….
@@ -60,14 +62,17 @@ _FILLER = re.compile(
 )
 # An object that points back into the conversation ("I like this", 就用这个): not a standalone fact.
 _POINTER = re.compile(
-    r"^(?:it|this|these|those|them|your|yours|how|what|you|the idea|the way|that(?=(?:\s+\S+){0,2}\s*[.!]?$))\b"
+    r"^(?:it|this|these|those|them|your|yours|how|what|you|the idea|the way|that(?=(?:\s+\S+){0,2}\s*[.!]?$)"
+    r"|the (?:first|second|third|last|other|former|latter|same|above|previous)|option \w+\b)\b"
     r"|^(?:这个|那个|它|这样|那样|这种|那种|你的|你)",
     re.IGNORECASE,
 )
+# A clause that ends by pointing back ("… for this", "… like that") needs the conversation to make sense.
+_POINTS_BACK = re.compile(r"\b(?:for|with|about|like|in|on) (?:this|that|it|these|those)[.!。！]?$", re.IGNORECASE)
 # A correction must state something, not narrate ("Actually, let me check"): a verb of being, using or having.
 _STATES = re.compile(
     r"\b(?:is|are|was|were|use|uses|used|run|runs|live|lives|should|must|need|needs|has|have|had|means|works|"
-    r"points|belongs|called|named|goes|starts|ends|takes)\b|'s\b|'re\b|[\u3400-\u9fff]",
+    r"points|belongs|called|named|goes|starts|ends|takes|moved|changed|switched|became|renamed)\b|'s\b|'re\b|[\u3400-\u9fff]",
     re.IGNORECASE,
 )
 _NARRATION = re.compile(r"^(?:let me|let's|I think|I'm not sure|I don't know|never mind|wait|hold on|thanks)\b", re.I)
@@ -193,7 +198,7 @@ def sentences(text: str) -> list[str]:
     ]
     out = []
     for piece in _SPLIT.split("\n".join(kept_lines)):
-        sentence = _FILLER.sub("", _BULLET.sub("", piece.strip())).strip()
+        sentence = _FILLER.sub("", _BULLET.sub("", piece.strip())).strip().rstrip(";；").strip()
         if sentence:
             out.append(sentence)
     return out
@@ -211,6 +216,8 @@ def _match(sentence: str) -> Candidate | None:
         content = _clean(rest)
         object_part = sentence[hit.end() :].strip()
         if rule.name in ("prefer", "go_with") and (not object_part or _POINTER.match(object_part)):
+            return None
+        if _POINTS_BACK.search(content):
             return None
         if rule.name == "correction" and (not _STATES.search(content) or _NARRATION.match(content)):
             return None

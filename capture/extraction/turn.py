@@ -27,7 +27,7 @@ from capture.extraction.candidate import FACT_LIMITS, MODES, Candidate
 from capture.extraction.condense import condense_episode
 from capture.extraction.echo import scrub_echo
 from capture.extraction.llm import SUMMARY_CHARS, ExtractionModelError, capture_model, llm_facts, llm_summary
-from capture.extraction.rules import rule_facts, sentences
+from capture.extraction.rules import rule_facts
 from memory.text import truncate_to_chars
 
 Method = Literal["llm", "rules"]
@@ -43,6 +43,8 @@ _GREETING = re.compile(
 # Claude Code records a slash command and its local output as user messages in these tags.
 _COMMAND_TAGS = re.compile(r"<(command-[a-z]+|local-command-[a-z]+)>.*?</\1>", re.DOTALL)
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
+_MARKERS = ("[code:", "[log:", "[atrium ")
 
 
 @dataclass(frozen=True)
@@ -132,19 +134,23 @@ def rule_summary(turns: list[tuple[str, str]]) -> str:
         body = re.sub(r"\[atrium [a-z_]+ output omitted\]", "", body).strip()
         if not _substantive(body):
             continue
-        pieces = sentences(condense_episode(body, limit=SUMMARY_CHARS * 4))
+        condensed = condense_episode(body, limit=SUMMARY_CHARS * 4)
+        pieces = [p.strip() for p in _SENTENCE.split(condensed) if p.strip() and not p.startswith(_MARKERS)]
         if not pieces:
             continue
-        line = pieces[0] if len(pieces[0]) >= 40 or len(pieces) == 1 else f"{pieces[0]} {pieces[1]}"
+        line = pieces[0]
+        if len(pieces) > 1 and not _substantive(line, words=6, cjk=12):  # a short opener: take the next one too
+            line += ("" if _CJK.search(line[-1]) else " ") + pieces[1]
         return truncate_to_chars(" ".join(line.split()), SUMMARY_CHARS)
     return ""
 
 
-def _substantive(body: str) -> bool:
+def _substantive(body: str, *, words: int = 4, cjk: int = 6) -> bool:
+    """Not a slash command, Claude Code's local-command caveat, a greeting, or fewer than ``words`` words (``cjk``
+    Chinese characters)."""
     if not body or body.startswith(("/", "Caveat:")):
         return False
     rest = _GREETING.sub("", body, count=1).strip()
     if not rest:
         return False
-    words = len(re.findall(r"[A-Za-z0-9][\w'-]*", rest))
-    return words >= 4 or len(_CJK.findall(rest)) >= 6
+    return len(re.findall(r"[A-Za-z0-9][\w'-]*", rest)) >= words or len(_CJK.findall(rest)) >= cjk

@@ -2,7 +2,8 @@
 door (`memory_save_batch`), an import merge (ops.portability), a capture of a session's turns. All of them call
 `memory_save_bulk`, which differs from saving the items one by one in three ways:
 
-1. the items go in chunks of MAX_BATCH_ITEMS: one embedder call and one entity-extraction ask per chunk;
+1. the items go in chunks of MAX_BATCH_ITEMS (a backfill asks for larger ones): one embedder call and one
+   entity-extraction ask per chunk;
 2. the judge's model is not asked (a backfill would cost a model call per item, each under the palace's lock): the
    rules dispose, and the ruling behind every `contradicts` edge a bulk save opens is recorded as the rules', with
    the fallback `bulk` (memory.judge), so the Judge page can say why each edge exists;
@@ -71,16 +72,20 @@ def memory_save_bulk(
     items: Sequence[SaveItem | Mapping[str, Any]],
     source: str,
     now: datetime | None = None,
+    chunk_items: int = MAX_BATCH_ITEMS,
 ) -> BatchResult:
     """Save any number of items as a bulk save (the module docstring); the result has one entry per item, in order:
-    its SaveResult, or an ItemError at its index (an item that cannot be made into a SaveItem, or that failed)."""
+    its SaveResult, or an ItemError at its index (an item that cannot be made into a SaveItem, or that failed).
+    `chunk_items`: the items embedded in one embedder call (a backfill passes a whole batch: the in-process embedder
+    is faster per text on a larger call, and the palace is locked only while the chunk is written)."""
     now = now or timezone.now()
     source = check_source(source)
     if not isinstance(items, Sequence) or isinstance(items, str):
         raise InvalidInput("items must be a list", field="items")
+    step = max(1, chunk_items)
     results: list[SaveResult | ItemError] = []
-    for start in range(0, len(items), MAX_BATCH_ITEMS):
-        chunk = items[start : start + MAX_BATCH_ITEMS]
+    for start in range(0, len(items), step):
+        chunk = items[start : start + step]
         results += _save_chunk(palace=palace, actor=actor, items=chunk, offset=start, source=source, now=now)
     return BatchResult(count=len(items), items=results, failed=sum(isinstance(r, ItemError) for r in results))
 

@@ -1,4 +1,5 @@
-"""`atrium bench search --memories N [--json]` and `atrium bench mcp …`: speed measured, never asserted in tests."""
+"""`atrium bench search --memories N [--json]`, `atrium bench ingest --turns N [--json]` and `atrium bench mcp …`:
+speed measured, never asserted in tests."""
 
 from __future__ import annotations
 
@@ -14,15 +15,21 @@ from ops import bench
 
 
 class Command(BaseCommand):
-    help = "Benchmarks: `search` (search/save latency and ingest throughput at N memories) and `mcp`."
+    help = (
+        "Benchmarks: `search` (search/save latency and ingest throughput at N memories), `ingest` (backfill turns/s "
+        "against the embedder alone) and `mcp`."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        sub = parser.add_subparsers(dest="target", required=True, metavar="{search,mcp}")
+        sub = parser.add_subparsers(dest="target", required=True, metavar="{search,ingest,mcp}")
         search = sub.add_parser("search", help="search, save and batch-ingest speed at N synthetic memories")
         search.add_argument("--memories", type=int, required=True, help="memories in the bench palace (N)")
         search.add_argument("--queries", type=int, default=200, help="measured searches (default 200)")
         search.add_argument("--saves", type=int, default=50, help="measured single saves (default 50)")
         search.add_argument("--json", action="store_true", help="print one JSON object")
+        ingest = sub.add_parser("ingest", help="backfill throughput: N synthetic turns, and the embedder alone")
+        ingest.add_argument("--turns", type=int, required=True, help="work turns to backfill (1-5000)")
+        ingest.add_argument("--json", action="store_true", help="print one JSON object")
         mcp = sub.add_parser("mcp", help="MCP tool-call latency against a server, over HTTP (ops.bench_mcp)")
         mcp.add_argument("--clients", type=int, default=20, help="concurrent MCP clients (default 20)")
         mcp.add_argument("--seconds", type=float, default=30.0, help="how long they run (default 30)")
@@ -33,6 +40,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if options["target"] == "mcp":
             self._mcp(options)
+            return
+        if options["target"] == "ingest":
+            self._ingest(options)
             return
         n = options["memories"]
         if not 1 <= n <= 2_000_000:
@@ -80,6 +90,25 @@ class Command(BaseCommand):
         )
         for what, how in data["synthetic"].items():
             self.stdout.write(f"  {what}: {how}")
+
+    def _ingest(self, options: dict[str, Any]) -> None:
+        turns = options["turns"]
+        if not 1 <= turns <= 5000:
+            raise CommandError("--turns must be between 1 and 5,000 (a backfill run's ceiling)")
+        logging.getLogger("palace.slots").setLevel(logging.ERROR)
+        as_json = options["json"]
+        data = bench.run_ingest_bench(
+            turns=turns, progress=None if as_json else (lambda line: self.stderr.write(f"  {line}"))
+        )
+        if as_json:
+            self.stdout.write(json.dumps(data, indent=2, ensure_ascii=False))
+            return
+        self.stdout.write(
+            f"{data['turns_per_second']} turns/s through the backfill; the embedder alone allows "
+            f"{data['limit_turns_per_second']} turns/s for these texts ({data['texts_per_turn']} a turn): "
+            f"share_of_limit {data['share_of_limit']} (goal >= {data['goal_share_of_limit']})"
+        )
+        self.stdout.write(f"{data['ten_thousand_turns']}; load average {data['load_average_before']}")
 
     def _mcp(self, options: dict[str, Any]) -> None:
         clients, seconds, url, tokens = options["clients"], options["seconds"], options["url"], options["token"]
