@@ -529,9 +529,12 @@ ATRIUM_MCP_MAX_BODY_BYTES = env_int("ATRIUM_MCP_MAX_BODY_BYTES", 1_000_000, mini
 # Each body must arrive within ATRIUM_BODY_TIMEOUT seconds (408 otherwise).
 ATRIUM_MAX_BODY_BYTES = env_int("ATRIUM_MAX_BODY_BYTES", 1_000_000, minimum=1024)
 ATRIUM_MAX_IMPORT_BYTES = env_int("ATRIUM_MAX_IMPORT_BYTES", 20_000_000, minimum=1024)
+# POST of transcripts to backfill (/api/v1/backfill/estimate and /runs, the panel's /backfill/ forms): the files or
+# archives of one upload together.
+ATRIUM_MAX_UPLOAD_BYTES = env_int("ATRIUM_MAX_UPLOAD_BYTES", 64_000_000, minimum=1024)
 ATRIUM_BODY_TIMEOUT = env_float("ATRIUM_BODY_TIMEOUT", 60.0, low=0.1)
 # Django's own check on `request.body` comes after the body reader above: it must not refuse what that one allows.
-DATA_UPLOAD_MAX_MEMORY_SIZE = max(ATRIUM_MAX_BODY_BYTES, ATRIUM_MAX_IMPORT_BYTES)
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(ATRIUM_MAX_BODY_BYTES, ATRIUM_MAX_IMPORT_BYTES, ATRIUM_MAX_UPLOAD_BYTES)
 # Seconds a REST request (/api/v1/) may run before it is stopped, its database work cancelled, and answered 504
 # (config/deadline.py; 0: no deadline). POST /api/v1/import loads a whole document, so it has a longer one.
 ATRIUM_REST_DEADLINE_SECONDS = env_float("ATRIUM_REST_DEADLINE_SECONDS", 30.0, low=0.0)
