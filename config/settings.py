@@ -501,6 +501,10 @@ ATRIUM_CAPTURE_TIMEOUT = env_float("ATRIUM_CAPTURE_TIMEOUT", 10.0, low=0.1, high
 # Backfill (capture/backfill): turns per batch, i.e. per transaction and per embedder call; a killed worker redoes
 # at most one batch.
 ATRIUM_BACKFILL_BATCH_TURNS = env_int("ATRIUM_BACKFILL_BATCH_TURNS", 24, minimum=1)
+# Folders on this server whose transcripts any user's agent may import with the MCP tool memory_ingest_history
+# (comma-separated; empty: none). Staff may name any path the server can read; everyone else uploads through REST or
+# the Backfill view.
+ATRIUM_BACKFILL_DIRS = env_list("ATRIUM_BACKFILL_DIRS")
 # Evidence verdicts (memory_assess) one user may record per minute: each is an op-log row every member sees.
 ATRIUM_ASSESS_PER_MINUTE = env_int("ATRIUM_ASSESS_PER_MINUTE", 30, minimum=1)
 

@@ -37,6 +37,7 @@ from api.mcp.schemas.common import (
 )
 from api.mcp.schemas.facts import EntityRef, FactFailedOut, FactsOut, FactWrite, FactWrittenOut
 from api.mcp.schemas.handoff import BootstrapOut, HandoffOut, HistoryOut, ProfileEditOut, ProfileVersionOut
+from api.mcp.schemas.ingest import IngestOut
 from api.mcp.schemas.judge import ResolveOut
 from api.mcp.schemas.recall import (
     AssessOut,
@@ -95,6 +96,7 @@ __all__ = [
     "HistoryOut",
     "Importance",
     "In",
+    "IngestOut",
     "Kind",
     "MemoryId",
     "MemoryRow",

@@ -41,6 +41,7 @@ ALL_TOOLS = {
     "memory_history",
     "memory_facts",
     "memory_export",
+    "memory_ingest_history",
 }
 # Read tools with a write mode: listed for read tokens, not read-only in their annotations.
 MODE_WRITES = {"memory_facts"}
