@@ -87,9 +87,8 @@ def backfill_estimate_view(request: HttpRequest) -> HttpResponse:
             user=user_of(request), sessions=read.sessions, rules=_rules(values), use_git=False, rejected=read.rejected
         )
     except AtriumError as exc:
-        context = {"error": exc.message, "form": values}
-        return _respond(request, context, exc.status)
-    context = {"estimate": plan.as_dict(), "form": values, "in_scope": set(scope.palace_ids)}
+        return _respond(request, {"error": exc.message, "form": values}, exc.status)
+    context: dict[str, Any] = {"estimate": plan.as_dict(), "form": values, "in_scope": set(scope.palace_ids)}
     return _respond(request, context, 200)
 
 
