@@ -318,6 +318,29 @@ def _known(*, palace: Palace, text: str) -> list[Mention]:
     return [Mention(name=name, kind=kind, source=RULES) for name, kind in rows]
 
 
+def _known_many(*, palace: Palace, texts: Sequence[str]) -> list[list[Mention]]:
+    """`_known` for many texts with one query (a bulk save's chunk): the entities any of them mentions, then each
+    text's own, in the same order and bound as `_known` gives them."""
+    keys = [set(text_keys(text)) for text in texts]
+    union = sorted(set().union(*keys))
+    if not union:
+        return [[] for _ in texts]
+    rows = list(
+        Entity.objects.filter(palace=palace, merged_into__isnull=True)
+        .filter(Q(key__in=union) | Q(alias_keys__overlap=union))
+        .order_by("pk")
+        .values_list("name", "kind", "key", "alias_keys")
+    )
+    return [
+        [
+            Mention(name=name, kind=kind, source=RULES)
+            for name, kind, key, aliases in rows
+            if key in mine or not mine.isdisjoint(aliases or ())
+        ][:MAX_MENTIONS]
+        for mine in keys
+    ]
+
+
 def _speaker(speaker: str) -> list[Mention]:
     if not speaker or is_role_name(speaker) or not speaker[:1].isupper():
         return []
@@ -346,20 +369,28 @@ def entities_extract_many(*, palace: Palace, notes: Sequence[Note]) -> list[Extr
             except LLMError as exc:
                 log.warning("entity extraction by the model failed, using the rules: %s", exc)
                 fallback = "timeout" if isinstance(exc, LLMTimeoutError) else "failed"
+        ruled = [i for i in range(len(chunk)) if i not in found]
+        try:  # one query for the chunk's known entities, not one a note
+            known = dict(zip(ruled, _known_many(palace=palace, texts=[chunk[i].text for i in ruled]), strict=True))
+        except Exception:  # each note then asks on its own, and reports its own failure
+            log.exception("entity lookup for a batch failed; looking up note by note")
+            known = {}
         for i, note in enumerate(chunk):
             if i in found:
                 out.append(Extraction(mentions=[*note.stated, *found[i]], by=MODEL))
             else:  # no model, a failed ask, or a note the reply left out
                 left_out = "failed" if config is not None and not fallback else fallback
-                out.append(_by_rules(palace=palace, note=note, fallback=left_out))
+                out.append(_by_rules(palace=palace, note=note, fallback=left_out, known=known.get(i)))
     return out
 
 
-def _by_rules(*, palace: Palace, note: Note, fallback: str) -> Extraction:
+def _by_rules(*, palace: Palace, note: Note, fallback: str, known: list[Mention] | None = None) -> Extraction:
     try:
         people = frozenset(normalise(note.speaker).split()) if _speaker(note.speaker) else frozenset()
         ruled = [Mention(name=m.name, kind=m.kind) for m in rule_mentions(note.text, people=people)]
-        found = [*_speaker(note.speaker), *_known(palace=palace, text=note.text), *ruled]
+        if known is None:
+            known = _known(palace=palace, text=note.text)
+        found = [*_speaker(note.speaker), *known, *ruled]
     except Exception as exc:  # extraction must never block a save
         log.exception("entity extraction by rule failed")
         return Extraction(mentions=list(note.stated), by=RULES, fallback=fallback, error=str(exc)[:200])

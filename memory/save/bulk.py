@@ -25,6 +25,7 @@ from django.utils import timezone
 from memory.save.derived_texts import derive_texts, embed_texts
 from memory.save.input import Prepared, SaveItem, check_source, prepare_item
 from memory.save.pipeline import SaveResult, dropped, extract_entities, previous_in_session, save_prepared
+from memory.save.tombstones import has_forgotten
 from palace.actors import Actor
 from palace.errors import InvalidInput
 from palace.models import Palace
@@ -126,6 +127,8 @@ def _save_chunk(
     vectors, degraded = embed_texts([embedding for _, embedding in texts]) if prepared else ([], [])
     # Outside the transaction: a model may be asked, once for the chunk.
     extractions = extract_entities(palace, [p for _, p in prepared]) if prepared else []
+    # Forgotten memories cannot appear during the save: whether there are any to match is asked once for the chunk.
+    forgotten = bool(prepared) and has_forgotten(palace=palace)
     for (i, p), (search_text, _), vector, extraction in zip(prepared, texts, vectors, extractions, strict=True):
         try:
             with transaction.atomic():
@@ -141,6 +144,7 @@ def _save_chunk(
                     now=now,
                     extraction=extraction,
                     bulk=True,
+                    forgotten=forgotten,
                 )
         except Exception as exc:  # one bad item must not sink the batch; it is reported, never swallowed
             log.exception("bulk item %s failed", offset + i)

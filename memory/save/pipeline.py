@@ -214,9 +214,12 @@ def save_prepared(
     now: datetime,
     extraction: Extraction,
     bulk: bool = False,
+    forgotten: bool = True,
 ) -> SaveResult:
     """Steps 5-6 of the pipeline, inside one transaction: dispose, write, slot, link (edges, entities), op row.
-    `bulk` (memory/save/bulk.py): the rules dispose alone and their rulings are recorded labelled `bulk`."""
+    `bulk` (memory/save/bulk.py): the rules dispose alone and their rulings are recorded labelled `bulk`.
+    `forgotten` False: the caller knows the palace has no forgotten memory with a vector, so there is no tombstone
+    to look for (a bulk save asks once for its chunk instead of twice an item)."""
     with transaction.atomic():
         _lock_palace(palace)
         judged = Judged(Disposition(ACCEPT))
@@ -246,7 +249,11 @@ def save_prepared(
                 hint=save_hint(judged, {}) if judged.rulings else hint,
                 entities=linked,
             )
-        tomb = None if vector is None else tombstone_check(palace=palace, p=p, vector=vector, actor=actor, now=now)
+        tomb = (
+            None
+            if vector is None or not forgotten
+            else tombstone_check(palace=palace, p=p, vector=vector, actor=actor, now=now)
+        )
         if tomb is not None:
             return SaveResult(
                 disposition=MERGE if tomb.restored else DEFER,

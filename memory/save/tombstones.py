@@ -43,6 +43,11 @@ class Tombstone:
         )
 
 
+def has_forgotten(*, palace: Palace) -> bool:
+    """Whether the palace holds a forgotten memory a save could restate (one with a vector)."""
+    return Memory.objects.filter(palace=palace, status=Memory.Status.FORGOTTEN, embedding__isnull=False).exists()
+
+
 def tombstone_check(
     *, palace: Palace, p: Prepared, vector: list[float], actor: Actor, now: datetime
 ) -> Tombstone | None:

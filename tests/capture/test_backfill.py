@@ -179,3 +179,26 @@ def test_another_users_run_answers_like_a_missing_one(alice: Any, bob: Any) -> N
     assert backfill_run_get(user=alice, run_id=run.pk) == run  # the control
     with pytest.raises(NotFound):
         backfill_run_get(user=bob, run_id=run.pk)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_door_acting_as_the_user_starts_pauses_and_resumes_under_row_level_security(alice: Any, charlie: Any) -> None:
+    from palace.rls import acting_as
+
+    name = "helpdesk-chat.json"
+    with acting_as(alice):
+        read = backfill_read_uploads(uploads=[(name, (TRANSCRIPTS / "openai" / name).read_bytes())])
+        rules = BackfillRules(window_days=0, include_no_cwd=True)
+        run = backfill_start(user=alice, sessions=read.sessions, rules=rules, files=read.files, use_git=False)
+        assert run.counts["turns_total"] == 6
+        assert backfill_pause(user=alice, run_id=run.pk).pause_requested
+    with acting_as(charlie):
+        with pytest.raises(NotFound):
+            backfill_run_get(user=charlie, run_id=run.pk)
+        assert not BackfillRun.objects.filter(pk=run.pk).exists()  # the database hides it too
+    assert backfill_run_process(run_id=run.pk).state == "paused"  # the worker acts as the system
+    with acting_as(alice):
+        assert backfill_run_get(user=alice, run_id=run.pk).state == "paused"  # the control: hers to see
+        assert backfill_resume(user=alice, run_id=run.pk).state == "queued"
+    assert backfill_run_process(run_id=run.pk).state == "done"
+    assert CaptureSession.objects.get(backfill_run=run).palace == Palace.objects.get(personal_owner=alice)

@@ -33,9 +33,10 @@ def test_bench_ingest_reports_throughput_against_the_embedder_alone_and_leaves_n
     assert data["texts_embedded"] >= 6 and data["embed_calls"] >= 1  # an episode per user turn, at least
     assert data["texts_per_turn"] == round(data["texts_embedded"] / 12, 3)
     assert data["memories"] >= 6
-    for key in ("turns_per_second", "limit_turns_per_second", "share_of_limit", "seconds", "limit_seconds"):
+    for key in ("turns_per_second", "limit_turns_per_second", "share_of_limit", "share_in_run", "seconds"):
         assert isinstance(data[key], float) and data[key] > 0
     assert data["share_of_limit"] == pytest.approx(data["turns_per_second"] / data["limit_turns_per_second"], 0.01)
+    assert 0 < data["share_in_run"] < 1 and data["embed_seconds_in_run"] < data["seconds"]
     assert data["goal_share_of_limit"] == 0.75
     assert data["ten_thousand_turns"].startswith("10,000 turns take about ")
     assert data["embedder"]
