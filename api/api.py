@@ -9,6 +9,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from api.auth import AUTH
 from api.routers import (
+    backfill,
     capture,
     distill,
     entities,
@@ -86,6 +87,7 @@ def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
 
 api.add_router("/health", health.router)
 api.add_router("/capture", capture.router)
+api.add_router("/backfill", backfill.router)
 api.add_router("/palaces", palaces.router)
 api.add_router("/memories", memories.router)
 api.add_router("/oplog", oplog.router)

@@ -42,6 +42,13 @@ logger = logging.getLogger(__name__)
 mcp_app = build_mcp_app()
 MCP_PATHS = {"/mcp", "/mcp/"}
 IMPORT_PATHS = {"/api/v1/import", "/api/v1/import/"}
+# Transcript uploads (the Backfill doors: REST and the panel's view) carry whole session files or archives.
+UPLOAD_PATHS = {
+    "/api/v1/backfill/estimate",
+    "/api/v1/backfill/runs",
+    "/backfill/estimate/",
+    "/backfill/run/",
+}
 websocket_app = SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
 
 Scope = dict[str, Any]
@@ -193,6 +200,8 @@ def body_rule(scope: Scope) -> BodyRule:
         )
     if path in IMPORT_PATHS and scope["method"] == "POST":
         limit, name = settings.ATRIUM_MAX_IMPORT_BYTES, "ATRIUM_MAX_IMPORT_BYTES"
+    elif path in UPLOAD_PATHS and scope["method"] == "POST":
+        limit, name = settings.ATRIUM_MAX_UPLOAD_BYTES, "ATRIUM_MAX_UPLOAD_BYTES"
     else:
         limit, name = settings.ATRIUM_MAX_BODY_BYTES, "ATRIUM_MAX_BODY_BYTES"
     return BodyRule(limit, name, settings.ATRIUM_BODY_TIMEOUT, "ATRIUM_BODY_TIMEOUT")

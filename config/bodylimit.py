@@ -15,8 +15,9 @@ Each refusal carries `Connection: close`, so uvicorn drops the connection instea
 is told the client went away (`http.disconnect`): Django's read ends with RequestAborted and it answers nothing.
 Nothing is buffered here, so a large upload costs no memory beyond what the application keeps.
 
-The limit is ATRIUM_MAX_BODY_BYTES, except POST /api/v1/import (ATRIUM_MAX_IMPORT_BYTES, a whole export document)
-and /mcp (ATRIUM_MCP_MAX_BODY_BYTES, whose own reader, api/mcp/body.py, applies the same rule and time limit).
+The limit is ATRIUM_MAX_BODY_BYTES, except POST /api/v1/import (ATRIUM_MAX_IMPORT_BYTES, a whole export document),
+POST of transcripts to backfill (ATRIUM_MAX_UPLOAD_BYTES: config/asgi.py's UPLOAD_PATHS) and /mcp
+(ATRIUM_MCP_MAX_BODY_BYTES, whose own reader, api/mcp/body.py, applies the same rule and time limit).
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 logger = logging.getLogger(__name__)
 
 REST_PREFIX = "/api/v1/"
-IMPORT_PATHS = {"/api/v1/import", "/api/v1/import/"}
+IMPORT_PATHS = {"/api/v1/import", "/api/v1/import/", "/api/v1/backfill/runs"}  # a backfill stores its turns first
 # Savepoint statements of transaction.atomic (Django's PostgreSQL operations): never held back by the deadline.
 UNWINDING = ("SAVEPOINT ", "ROLLBACK TO SAVEPOINT ", "RELEASE SAVEPOINT ")
 

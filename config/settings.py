@@ -501,6 +501,10 @@ ATRIUM_CAPTURE_TIMEOUT = env_float("ATRIUM_CAPTURE_TIMEOUT", 10.0, low=0.1, high
 # Backfill (capture/backfill): turns per batch, i.e. per transaction and per embedder call; a killed worker redoes
 # at most one batch.
 ATRIUM_BACKFILL_BATCH_TURNS = env_int("ATRIUM_BACKFILL_BATCH_TURNS", 24, minimum=1)
+# Folders on this server whose transcripts any user's agent may import with the MCP tool memory_ingest_history
+# (comma-separated; empty: none). Staff may name any path the server can read; everyone else uploads through REST or
+# the Backfill view.
+ATRIUM_BACKFILL_DIRS = env_list("ATRIUM_BACKFILL_DIRS")
 # Evidence verdicts (memory_assess) one user may record per minute: each is an op-log row every member sees.
 ATRIUM_ASSESS_PER_MINUTE = env_int("ATRIUM_ASSESS_PER_MINUTE", 30, minimum=1)
 
@@ -529,9 +533,12 @@ ATRIUM_MCP_MAX_BODY_BYTES = env_int("ATRIUM_MCP_MAX_BODY_BYTES", 1_000_000, mini
 # Each body must arrive within ATRIUM_BODY_TIMEOUT seconds (408 otherwise).
 ATRIUM_MAX_BODY_BYTES = env_int("ATRIUM_MAX_BODY_BYTES", 1_000_000, minimum=1024)
 ATRIUM_MAX_IMPORT_BYTES = env_int("ATRIUM_MAX_IMPORT_BYTES", 20_000_000, minimum=1024)
+# POST of transcripts to backfill (/api/v1/backfill/estimate and /runs, the panel's /backfill/ forms): the files or
+# archives of one upload together.
+ATRIUM_MAX_UPLOAD_BYTES = env_int("ATRIUM_MAX_UPLOAD_BYTES", 64_000_000, minimum=1024)
 ATRIUM_BODY_TIMEOUT = env_float("ATRIUM_BODY_TIMEOUT", 60.0, low=0.1)
 # Django's own check on `request.body` comes after the body reader above: it must not refuse what that one allows.
-DATA_UPLOAD_MAX_MEMORY_SIZE = max(ATRIUM_MAX_BODY_BYTES, ATRIUM_MAX_IMPORT_BYTES)
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(ATRIUM_MAX_BODY_BYTES, ATRIUM_MAX_IMPORT_BYTES, ATRIUM_MAX_UPLOAD_BYTES)
 # Seconds a REST request (/api/v1/) may run before it is stopped, its database work cancelled, and answered 504
 # (config/deadline.py; 0: no deadline). POST /api/v1/import loads a whole document, so it has a longer one.
 ATRIUM_REST_DEADLINE_SECONDS = env_float("ATRIUM_REST_DEADLINE_SECONDS", 30.0, low=0.0)

@@ -4,7 +4,9 @@ Events come from palace.events (published after a mutation commits). The consume
 scope from their session and, when the event's palace is in it, sends small rendered fragments that the htmx ws
 extension swaps in by id: the due badge, the Today counts, and the new Log row; after an edge or distillation op, or a
 recorded adjudication (kind "judge"), a trigger that makes the Judge page re-fetch its open contradictions,
-proposals and recent rulings (with the filters the page shows; elsewhere it has no target and nothing happens).
+proposals and recent rulings (with the filters the page shows; elsewhere it has no target and nothing happens); and
+for a backfill run's progress (kind "backfill", sent to its owner's user group after each batch and state change:
+capture.backfill), the run's card, swapped in by id on the Backfill page (elsewhere nothing has its id).
 
 Before each push the consumer checks that the connection's session still signs its user in (the same check Django
 makes on every request: the session exists, names this user, the password hash still matches, the user is active).
@@ -27,7 +29,10 @@ from django.template.loader import render_to_string
 from django.utils import timezone, translation
 from django.utils.translation.trans_real import parse_accept_lang_header
 
+from capture.backfill import EVENT_KIND as BACKFILL
+from capture.backfill import backfill_run_get, backfill_run_view
 from palace import rls, selectors
+from palace.errors import NotFound
 from palace.events import palace_group, user_group
 from panel.scope import Scope, scope_for
 from panel.shaping import today_summary
@@ -64,13 +69,18 @@ class PanelConsumer(AsyncWebsocketConsumer):
 
     async def atrium_event(self, event: dict[str, Any]) -> None:
         kind, payload = event.get("kind"), event.get("payload") or {}
-        if kind not in ("membership", "oplog", "judge"):
+        if kind not in ("membership", "oplog", "judge", BACKFILL):
             return
         if not await database_sync_to_async(self._signed_in)():
             await self._sign_out()
             return
         if kind == "membership":
             await self._sync_groups()
+            return
+        if kind == BACKFILL:
+            html = await database_sync_to_async(self._render_backfill)(payload)
+            if html:
+                await self.send(text_data=html)
             return
         if kind == "judge":
             html = await database_sync_to_async(self._render_judge)(payload)
@@ -171,6 +181,17 @@ class PanelConsumer(AsyncWebsocketConsumer):
         with rls.acting_as(self.user):
             _, scope = self._scope()
         return render_to_string("panel/_live_judge.html") if payload.get("palace_id") in scope.palace_ids else ""
+
+    def _render_backfill(self, payload: dict[str, Any]) -> str:
+        """The run's card (out of band, by id), read again as this user: only their own run renders."""
+        with rls.acting_as(self.user):
+            try:
+                run = backfill_run_get(user=self.user, run_id=int(payload.get("run") or 0))
+            except NotFound:
+                return ""
+            view = backfill_run_view(run=run)
+        with translation.override(self._language()):
+            return render_to_string("panel/_backfill_run.html", {"run": view, "oob": True})
 
     def _render_counts(self) -> str:
         with rls.acting_as(self.user):

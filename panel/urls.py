@@ -5,6 +5,7 @@ from django.urls import path
 
 from panel.views import (
     account,
+    backfill,
     corridor,
     entities,
     entity_facts,
@@ -60,6 +61,11 @@ urlpatterns = [
     path("judge/p/<int:proposal_id>/reject/", judge.proposal_reject, name="judge-proposal-reject"),
     path("episodes/", episodes.episodes, name="episodes"),
     path("episodes/<int:memory_id>/nearby/", episodes.nearby, name="episodes-nearby"),
+    path("backfill/", backfill.backfill, name="backfill"),
+    path("backfill/estimate/", backfill.backfill_estimate_view, name="backfill-estimate"),
+    path("backfill/run/", backfill.backfill_run_start, name="backfill-run"),
+    path("backfill/runs/<int:run_id>/pause/", backfill.backfill_run_pause, name="backfill-pause"),
+    path("backfill/runs/<int:run_id>/resume/", backfill.backfill_run_resume, name="backfill-resume"),
     path("entities/", entities.entities, name="entities"),
     path("entities/<int:entity_id>/", entities.entity, name="entity"),
     path("entities/<int:entity_id>/rename/", entities.entity_rename_view, name="entity-rename"),

@@ -33,6 +33,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from capture.backfill.progress import backfill_progress_publish
 from capture.extraction import extract_turn
 from capture.models import BackfillRun, CaptureSession, CaptureTurn
 from capture.processing import FACT_CONFIDENCE, MAX_ATTEMPTS, capture_session_process
@@ -138,6 +139,7 @@ def _stop(run: BackfillRun, state: str, *, phase: str) -> None:
 
 
 def _op(run: BackfillRun, phase: str) -> None:
+    backfill_progress_publish(run=run)  # the Backfill view's live bar (after this transaction commits)
     counts = run.counts or {}
     oplog_write(
         op="backfill.run",
@@ -305,6 +307,7 @@ def _finish(
     )
     run.counts = counts
     BackfillRun.objects.filter(pk=run.pk).update(counts=counts)  # never the pause flag another request sets
+    backfill_progress_publish(run=run)
 
 
 def _fail(turns: Sequence[CaptureTurn], error: str) -> None:

@@ -118,6 +118,10 @@ CROSS_FIELD_RULES = (
     "an alias to remove is not one of this entity's aliases (see `alias` and `aliases`)",
     # GET /facts: entity or entity_id, one of them (a name of only spaces or punctuation names nothing)
     "give entity (a name or alias) or the entity's id",
+    # POST /backfill/estimate and /runs: whether uploaded bytes are a transcript (or an archive of them), and
+    # whether a mapping's origin is a git origin, are not things a schema can state
+    "files: ",
+    "mappings: ",
 )
 
 

@@ -38,6 +38,7 @@ from api.mcp.schemas.common import (
 from api.mcp.schemas.episodes import EpisodeSessionOut, EpisodeTimelineOut
 from api.mcp.schemas.facts import EntityRef, FactFailedOut, FactsOut, FactWrite, FactWrittenOut
 from api.mcp.schemas.handoff import BootstrapOut, HandoffOut, HistoryOut, ProfileEditOut, ProfileVersionOut
+from api.mcp.schemas.ingest import IngestOut
 from api.mcp.schemas.judge import ResolveOut
 from api.mcp.schemas.recall import (
     AssessOut,
@@ -98,6 +99,7 @@ __all__ = [
     "HistoryOut",
     "Importance",
     "In",
+    "IngestOut",
     "Kind",
     "MemoryId",
     "MemoryRow",

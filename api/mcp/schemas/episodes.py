@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from api.mcp.schemas.common import MemoryRow, Out
+from api.mcp.schemas.common import MemoryRow, Out, PalaceScoped
 
 
 class EpisodeSessionOut(Out):
@@ -29,7 +29,7 @@ class EpisodeSessionOut(Out):
     episodes: list[MemoryRow] = Field(description="in the order they happened (up to the per-group limit)")
 
 
-class EpisodeTimelineOut(Out):
+class EpisodeTimelineOut(PalaceScoped):
     mode: Literal["range", "session", "around"]
     palaces: list[str] = Field(description="the palaces read")
     start: datetime | None

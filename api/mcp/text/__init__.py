@@ -22,6 +22,7 @@ from api.mcp.text.common import (
 from api.mcp.text.episodes import episode_timeline
 from api.mcp.text.facts import fact_line, facts_queried, facts_written
 from api.mcp.text.handoff import handoff_body, handoff_saved, history, profile_edit
+from api.mcp.text.ingest import ingested
 from api.mcp.text.judge import resolved
 from api.mcp.text.recall import assessed, examined, searched
 from api.mcp.text.review import audit, queue, reported
@@ -51,6 +52,7 @@ __all__ = [
     "handoff_body",
     "handoff_saved",
     "history",
+    "ingested",
     "invalid_input",
     "neighbours",
     "palace_not_found",

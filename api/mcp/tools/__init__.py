@@ -1,7 +1,7 @@
 """The MCP tools, by family: save (save, update, forget, distill), recall (search, assess, examine, profile),
 browse (timeline, tour, neighbours, stats, the closed wing), review (queue, audit, report), versions (checkout,
 distill undo), judge (resolve), handoff (profile edit, handoff save/load, history) and facts
-(memory_facts), export (memory_export), episodes (memory_episode_timeline).
+(memory_facts), export (memory_export), episodes (memory_episode_timeline), ingest (memory_ingest_history: backfill).
 
 To add a tool, in the family's module (or a new module imported below):
 
@@ -22,6 +22,18 @@ a public contract (`memory_<verb>`).
 
 from __future__ import annotations
 
-from api.mcp.tools import browse, episodes, export, facts, handoff, judge, recall, review, save, versions
+from api.mcp.tools import browse, episodes, export, facts, handoff, ingest, judge, recall, review, save, versions
 
-__all__ = ["browse", "episodes", "export", "facts", "handoff", "judge", "recall", "review", "save", "versions"]
+__all__ = [
+    "browse",
+    "episodes",
+    "export",
+    "facts",
+    "handoff",
+    "ingest",
+    "judge",
+    "recall",
+    "review",
+    "save",
+    "versions",
+]

@@ -169,6 +169,7 @@ def test_read_token_cannot_call_write_tools(tokens: dict[str, str], mode: str) -
         ("memory_resolve", {"edge": 1, "decision": "both_stand", "reason": "a read token decides"}),
         ("memory_profile_edit", {"action": "edit", "content": "A read token edits.", "expected_version": 0}),
         ("memory_handoff_save", {"doing": "A read token saves.", "expected_version": 0}),
+        ("memory_ingest_history", {"paths": ["/nowhere"], "run": True}),
     ]
     assert {name for name, _ in writes} == WRITE_TOOLS
     results = run(_calls(tokens["alice_read"], writes, mode))

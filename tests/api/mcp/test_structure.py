@@ -90,10 +90,11 @@ def test_write_flag_is_declared_once_and_read_from_the_registry() -> None:
         "memory_resolve",
         "memory_profile_edit",
         "memory_handoff_save",
+        "memory_ingest_history",
     }
     assert write_tool_names() == WRITE_TOOLS
     listed = {tool.name: tool for tool in mcp._tool_manager.list_tools()}
-    assert set(listed) == set(TOOLS) and len(TOOLS) == 26
+    assert set(listed) == set(TOOLS) and len(TOOLS) == 28
     for name, spec in TOOLS.items():
         assert listed[name].annotations is not None
         assert listed[name].annotations.read_only_hint is (not (spec.write or spec.writes_in_a_mode)), name

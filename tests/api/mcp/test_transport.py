@@ -42,6 +42,7 @@ ALL_TOOLS = {
     "memory_facts",
     "memory_export",
     "memory_episode_timeline",
+    "memory_ingest_history",
 }
 # Read tools with a write mode: listed for read tokens, not read-only in their annotations.
 MODE_WRITES = {"memory_facts"}
