@@ -6,6 +6,8 @@ the request (no session, no user, no scope), like Django's own, and lists the pa
 
 from __future__ import annotations
 
+import logging
+
 from django.contrib.staticfiles import finders
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseServerError
 from django.template import loader
@@ -15,11 +17,16 @@ from django.views.decorators.http import require_GET
 from panel.frame import page
 from panel.scope import scope_for
 
+logger = logging.getLogger(__name__)
+
 
 def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    if not request.user.is_authenticated:
-        return HttpResponse(loader.render_to_string("404.html", {}, request), status=404)
-    return page(request, "404.html", {}, scope=scope_for(request), nav="", status=404)
+    if request.user.is_authenticated:
+        try:
+            return page(request, "404.html", {}, scope=scope_for(request), nav="", status=404)
+        except Exception:  # a 404 must never become a 500: without the scope, the frame without navigation
+            logger.exception("404 page without its navigation")
+    return HttpResponse(loader.render_to_string("404.html", {}, request), status=404)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
