@@ -20,3 +20,7 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("", include("panel.urls")),
 ]
+
+# The panel's frame for errors (navigation, the page's language); 500 without the database.
+handler404 = "panel.views.errors.not_found"
+handler500 = "panel.views.errors.server_error"

@@ -8,6 +8,10 @@ proposals and recent rulings (with the filters the page shows; elsewhere it has 
 for a backfill run's progress (kind "backfill", sent to its owner's user group after each batch and state change:
 capture.backfill), the run's card, swapped in by id on the Backfill page (elsewhere nothing has its id).
 
+A page says which of those targets it has (`ws-connect="/ws/panel/?live=today"`: `today` for the counts, `log` for
+the Log rows, `judge` for the Judge trigger) and gets only those, besides the due badge every page has: htmx reports
+an out-of-band fragment without its target as a console error (htmx:oobErrorNoTarget).
+
 Before each push the consumer checks that the connection's session still signs its user in (the same check Django
 makes on every request: the session exists, names this user, the password hash still matches, the user is active).
 After a logout, a password change or a deactivation the socket closes (4401) instead of streaming on.
@@ -20,6 +24,7 @@ import logging
 from importlib import import_module
 from types import SimpleNamespace
 from typing import Any
+from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -42,12 +47,20 @@ logger = logging.getLogger(__name__)
 COUNTS_DEBOUNCE_SECONDS = 0.15  # a burst of writes refreshes the counts once
 JUDGE_OPS = ("edge.", "distill.")  # op-log rows that change what the Judge page shows
 SIGNED_OUT = 4401  # the close code for a connection without (or no longer with) a signed-in user
+LIVE_TARGETS = ("today", "log", "judge")  # what a page may ask for in ?live= (templates/panel/<page>.html)
+
+
+def live_targets(query_string: bytes) -> frozenset[str]:
+    """The targets the connecting page has, from its ?live= (comma-separated); unknown names are ignored."""
+    asked = parse_qs(query_string.decode("latin-1")).get("live", [])
+    return frozenset(t for value in asked for t in value.split(",") if t in LIVE_TARGETS)
 
 
 class PanelConsumer(AsyncWebsocketConsumer):
     user: Any
     joined: set[str]
     counts_pending: asyncio.Task[None] | None
+    targets: frozenset[str]
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -55,6 +68,7 @@ class PanelConsumer(AsyncWebsocketConsumer):
             await self.close(code=SIGNED_OUT)
             return
         self.user = user
+        self.targets = live_targets(self.scope.get("query_string") or b"")
         self.joined = set()
         self.counts_pending = None
         await self._sync_groups()
@@ -83,17 +97,20 @@ class PanelConsumer(AsyncWebsocketConsumer):
                 await self.send(text_data=html)
             return
         if kind == "judge":
-            html = await database_sync_to_async(self._render_judge)(payload)
+            html = await database_sync_to_async(self._render_judge)(payload) if "judge" in self.targets else ""
             if html:
                 await self.send(text_data=html)
             return
-        html = await database_sync_to_async(self._render_row)(payload)
-        if html and str(payload.get("op") or "").startswith(JUDGE_OPS):
+        row = await database_sync_to_async(self._render_row)(payload)
+        if not row:  # not in this connection's scope (or not readable): nothing changes on its page
+            return
+        html = row if "log" in self.targets else ""
+        if "judge" in self.targets and str(payload.get("op") or "").startswith(JUDGE_OPS):
             html += render_to_string("panel/_live_judge.html")
         if html:
             await self.send(text_data=html)
-            if self.counts_pending is None or self.counts_pending.done():
-                self.counts_pending = asyncio.ensure_future(self._send_counts())
+        if self.counts_pending is None or self.counts_pending.done():
+            self.counts_pending = asyncio.ensure_future(self._send_counts())
 
     async def _sign_out(self) -> None:
         if self.counts_pending is not None:
@@ -201,5 +218,6 @@ class PanelConsumer(AsyncWebsocketConsumer):
         request, scope = self._scope()
         overview = memory_overview(user=self.user, palaces=scope.palaces, now=timezone.now())
         context = {"scope": scope, "reviews_due": overview.reviews_due, "summary": today_summary(overview.stats)}
+        context["today"] = "today" in self.targets  # the stats exist on Today only; the badge on every page
         with translation.override(request.language):
             return render_to_string("panel/_live_counts.html", context)

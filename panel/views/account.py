@@ -102,6 +102,13 @@ def token_create(request: HttpRequest) -> HttpResponse:
 @require_POST
 @login_required
 def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
+    """Revoke after a confirmation: the first post (the list's button) shows what stops working and asks again;
+    only the confirming post (`confirm=yes`) revokes. Works without JavaScript."""
+    if request.POST.get("confirm") != "yes":
+        mine = [t for t in token_services.tokens_for(user=user_of(request)) if t.pk == token_id]
+        if not mine:
+            return _tokens_page(request, {"error": _("Token not found.")}, status=404)
+        return _tokens_page(request, {"confirm_revoke": mine[0]})
     try:
         token_services.token_revoke(token_id=token_id, user=user_of(request), actor=actor_of(request))
     except AtriumError:

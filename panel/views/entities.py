@@ -64,7 +64,9 @@ def entities(request: HttpRequest) -> HttpResponse:
     return page(request, "panel/entities.html", context, scope=scope, nav="entities", partial="list")
 
 
-def _detail(request: HttpRequest, entity: Entity, *, error: str = "", status: int = 200) -> HttpResponse:
+def _detail(
+    request: HttpRequest, entity: Entity, *, error: str = "", merge_error: str = "", status: int = 200
+) -> HttpResponse:
     offset = offset_in_bounds(request.GET.get("offset"))
     writable = role_in(user=request.user, palace=entity.palace) in WRITE_ROLES
     others = (
@@ -76,6 +78,7 @@ def _detail(request: HttpRequest, entity: Entity, *, error: str = "", status: in
         "writable": writable,
         "others": others,
         "error": error,
+        "merge_error": merge_error,
     }
     return page(
         request, "panel/entity.html", context, scope=scope_for(request), nav="entities", partial="linked", status=status
@@ -94,15 +97,17 @@ def entity(request: HttpRequest, entity_id: int) -> HttpResponse:
     return _detail(request, row)
 
 
-def _write(request: HttpRequest, entity_id: int, change: Callable[[], int]) -> HttpResponse:
-    """Run a write; on success go to the entity that now holds the data, on a refusal show the page with why."""
+def _write(request: HttpRequest, entity_id: int, change: Callable[[], int], *, form: str = "") -> HttpResponse:
+    """Run a write; on success go to the entity that now holds the data, on a refusal show the page with why (inside
+    the `form` that was refused when it says where: the merge form)."""
     try:
         target = change()
     except NotFound as exc:
         raise Http404(exc.message) from exc
     except AtriumError as exc:
         row = entity_get(user=request.user, entity_id=entity_id)
-        return _detail(request, row, error=exc.message, status=exc.status)
+        where = {"merge_error": exc.message} if form == "merge" else {"error": exc.message}
+        return _detail(request, row, status=exc.status, **where)
     return redirect("entity", entity_id=target)
 
 
@@ -140,4 +145,4 @@ def entity_merge_view(request: HttpRequest, entity_id: int) -> HttpResponse:
             raise InvalidInput(_("Choose the entity to merge this one into."), field="into")
         return entity_merge(entity_id=entity_id, into_id=into, actor=actor_of(request)).survivor.pk
 
-    return _write(request, entity_id, merge)
+    return _write(request, entity_id, merge, form="merge")

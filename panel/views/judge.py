@@ -44,7 +44,10 @@ def _filters(request: HttpRequest) -> dict[str, Any]:
     }
 
 
-def _render(request: HttpRequest, test_report: Any = None) -> HttpResponse:
+def judge_page(
+    request: HttpRequest, *, test_report: Any = None, resolve_error: dict[str, Any] | None = None, status: int = 200
+) -> HttpResponse:
+    """The Judge page (or its region for htmx); `resolve_error` shows a refused decision inside its edge's form."""
     scope = scope_for(request)
     f = _filters(request)
     context: dict[str, Any] = {
@@ -63,10 +66,11 @@ def _render(request: HttpRequest, test_report: Any = None) -> HttpResponse:
         "settings_view": judge_settings_allowed(request.user, change=False),
         "settings_change": judge_settings_allowed(request.user, change=True),
         "test_report": test_report,
+        "resolve_error": resolve_error,
     }
     if context["settings_view"]:
         context["settings"] = judge_settings_public()
-    return page(request, "panel/judge.html", context, scope=scope, nav="judge", partial="judge")
+    return page(request, "panel/judge.html", context, scope=scope, nav="judge", partial="judge", status=status)
 
 
 @require_GET
@@ -74,7 +78,7 @@ def _render(request: HttpRequest, test_report: Any = None) -> HttpResponse:
 @vary_on_headers("HX-Request")
 @domain_errors
 def judge(request: HttpRequest) -> HttpResponse:
-    return _render(request)
+    return judge_page(request)
 
 
 def _posted(request: HttpRequest) -> dict[str, Any]:
@@ -106,12 +110,12 @@ def judge_settings(request: HttpRequest) -> HttpResponse:
 def judge_test(request: HttpRequest) -> HttpResponse:
     """Test connection with the values as typed; nothing is stored."""
     report = judge_test_connection(actor=actor_of(request), **_posted(request))
-    return _render(request, test_report=report)
+    return judge_page(request, test_report=report)
 
 
 def _back(request: HttpRequest) -> HttpResponse:
     """An htmx button gets the Judge region re-rendered; a plain form (no JS) goes back to the page."""
-    return _render(request) if is_partial(request) else redirect("judge")
+    return judge_page(request) if is_partial(request) else redirect("judge")
 
 
 @require_POST

@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy as _lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
@@ -22,17 +23,23 @@ from memory.lifecycle import edge_resolve
 from memory.models import Edge, Memory
 from memory.search import SearchRequest, SearchResult, memory_search
 from palace import selectors
-from palace.errors import InvalidInput
+from palace.errors import AtriumError, InvalidInput, NotFound
 from palace.structure import room_in
 from panel import labels
 from panel.forms import STATUSES, ListFilters, MemoryEditForm
 from panel.frame import actor_of, domain_errors, is_partial, page, user_of
 from panel.scope import Scope, scope_for
+from panel.views.judge import judge_page
 from review.selectors import QUEUE_MAX, review_due_ids
 
 PAGE_SIZE = 50
 CHAIN_DEPTH = 20  # versions shown each way on a memory's detail
 SOURCE = "panel"
+# The service's refusals are written for agents (English, argument names); the panel says them in the page's language.
+RESOLVE_REFUSALS = {
+    ("both_stand", "reason"): _lazy("“Both stand” needs a reason: say why both memories stand."),
+    ("merge", "content"): _lazy("“Merge” needs the corrected text that replaces both memories."),
+}
 
 
 def _export_query(scope: Any) -> str:
@@ -106,7 +113,11 @@ def memory_detail(request: HttpRequest, memory_id: int) -> HttpResponse:
     return _detail(request, memories.memory_get(user=request.user, memory_id=memory_id))
 
 
-def _detail(request: HttpRequest, memory: Memory, status: int = 200) -> HttpResponse:
+def _detail(
+    request: HttpRequest, memory: Memory, status: int = 200, refusal: dict[str, Any] | None = None
+) -> HttpResponse:
+    """The detail page (or its region for htmx); `refusal` names the form that was refused, its message and what was
+    typed, so the form shows why in place and keeps the text."""
     chain = memories.memory_chain(memory=memory, depth=CHAIN_DEPTH, slim=True)
     edges = memories.memory_edges(memory=memory)
     # "Why was this deferred?": the judge's ruling beside each contradiction.
@@ -122,6 +133,7 @@ def _detail(request: HttpRequest, memory: Memory, status: int = 200) -> HttpResp
         "form": MemoryEditForm(
             initial={"content": memory.content, "placard": memory.placard, "version": memory.version}
         ),
+        **(refusal or {}),
     }
     scope = scope_for(request)
     return page(request, "panel/memory.html", context, scope=scope, nav="palace", partial="detail", status=status)
@@ -133,10 +145,9 @@ def _detail(request: HttpRequest, memory: Memory, status: int = 200) -> HttpResp
 def memory_edit(request: HttpRequest, memory_id: int) -> HttpResponse:
     memory = memories.memory_get(user=request.user, memory_id=memory_id, write=True)
     form = MemoryEditForm(request.POST)
-    if not form.is_valid():
-        raise InvalidInput(
-            _("Please correct the content: %s") % "; ".join(str(e) for es in form.errors.values() for e in es)
-        )
+    if not form.is_valid():  # shown in the edit form, the typed text kept (htmx swaps a 422: _base.html)
+        message = _("Please correct the content: %s") % "; ".join(str(e) for es in form.errors.values() for e in es)
+        return _detail(request, memory, status=422, refusal={"edit_error": message, "form": form})
     new = lifecycle.memory_update(
         memory_id=memory.pk,
         actor=actor_of(request),
@@ -153,7 +164,10 @@ def memory_edit(request: HttpRequest, memory_id: int) -> HttpResponse:
 @domain_errors
 def memory_forget(request: HttpRequest, memory_id: int) -> HttpResponse:
     memory = memories.memory_get(user=request.user, memory_id=memory_id, write=True)
-    reason = request.POST.get("reason", "").strip()[:500] or _("forgotten in the panel")
+    reason = request.POST.get("reason", "").strip()[:500]
+    if not reason:  # the reason is the memory's epitaph and the log's "why": a forget without one is refused
+        refused = _("Say why this memory should be forgotten: the reason is kept with it and in the log.")
+        return _detail(request, memory, status=422, refusal={"forget_error": refused})
     lifecycle.memory_forget(memory_id=memory.pk, actor=actor_of(request), reason=reason)
     return _after_write(request, memory.pk)
 
@@ -220,16 +234,30 @@ def _after_write(request: HttpRequest, memory_id: int) -> HttpResponse:
 def contradiction_resolve(request: HttpRequest, edge_id: int) -> HttpResponse:
     """Decide a pending contradiction from a memory's detail (memory.lifecycle.resolve); back to that memory, or to the
     merged one. An edge in a palace the user may not write answers 404 (a viewer: 403)."""
-    result = edge_resolve(
-        edge_id=edge_id,
-        decision=request.POST.get("decision", ""),
-        actor=actor_of(request),
-        reason=request.POST.get("reason", "")[:500],
-        content=request.POST.get("content", "") if request.POST.get("decision") == "merge" else "",
-        source=SOURCE,
-    )
+    decision = request.POST.get("decision", "")
+    reason = request.POST.get("reason", "")[:500]
+    content = request.POST.get("content", "") if decision == "merge" else ""
     back = request.POST.get("back", "")
+    try:
+        result = edge_resolve(
+            edge_id=edge_id, decision=decision, actor=actor_of(request), reason=reason, content=content, source=SOURCE
+        )
+    except NotFound:
+        raise
+    except AtriumError as exc:
+        message = RESOLVE_REFUSALS.get((decision, str(exc.detail.get("field", ""))), exc.message)
+        refused = {"edge": edge_id, "message": message}
+        refused.update(reason=reason, content=content)
+        return _resolve_refused(request, back, refused, exc.status)
     if back == "judge":
         return redirect("judge")
     target = result.new_memory.pk if result.new_memory is not None else int(back) if back.isdigit() else result.newer_id
     return redirect("memory", memory_id=target)
+
+
+def _resolve_refused(request: HttpRequest, back: str, refused: dict[str, Any], status: int) -> HttpResponse:
+    """The page the form was on, again, with the refusal inside the edge's form and the typed text kept (a 4xx)."""
+    if back.isdigit():
+        memory = memories.memory_get(user=request.user, memory_id=int(back))
+        return _detail(request, memory, status=status, refusal={"resolve_error": refused})
+    return judge_page(request, resolve_error=refused, status=status)

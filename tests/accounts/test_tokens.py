@@ -154,15 +154,20 @@ def test_tokens_page_shows_the_raw_token_once_and_revokes(alice: Any, client_for
     assert token is not None
     page = client.get("/tokens/").content.decode()
     assert "from panel" in page and raw not in page
-    assert client.post(f"/tokens/{token.pk}/revoke/").status_code == 302
+    # The list's button asks first (nothing revoked yet); the confirming post revokes.
+    asked = client.post(f"/tokens/{token.pk}/revoke/")
+    assert asked.status_code == 200 and 'name="confirm" value="yes"' in asked.content.decode()
+    assert token_verify(raw) is not None
+    assert client.post(f"/tokens/{token.pk}/revoke/", {"confirm": "yes"}).status_code == 302
     assert token_verify(raw) is None
 
 
 def test_tokens_page_cannot_revoke_another_users_token(alice: Any, charlie: Any, client_for: Any) -> None:
     token, raw = token_create(user=alice, label="t", actor=Actor.for_user(alice))
+    assert client_for(charlie).post(f"/tokens/{token.pk}/revoke/", {"confirm": "yes"}).status_code == 404
     assert client_for(charlie).post(f"/tokens/{token.pk}/revoke/").status_code == 404
     assert token_verify(raw) is not None
-    assert client_for(alice).post(f"/tokens/{token.pk}/revoke/").status_code == 302
+    assert client_for(alice).post(f"/tokens/{token.pk}/revoke/", {"confirm": "yes"}).status_code == 302
     assert token_verify(raw) is None
 
 

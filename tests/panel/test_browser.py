@@ -110,6 +110,8 @@ def test_panel_flows_in_a_real_browser(asgi_server, browser_page, alice, project
     shot(page, "palace-supersede")
     newest = Memory.objects.get(supersedes=target)
     assert newest.content.startswith("Carol") and Memory.objects.get(pk=target.pk).status == "superseded"
+    detail.locator("form.forget input[name=reason]").fill("Carol handed billing back")  # required, and confirmed
+    page.once("dialog", lambda d: d.accept())
     detail.get_by_role("button", name="Forget").click()
     expect(detail.locator(".status").first).to_contain_text("forgotten")
     detail.get_by_role("button", name="Restore").click()

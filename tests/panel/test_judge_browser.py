@@ -47,7 +47,7 @@ def test_each_decision_with_its_button(
     }
     if decision == "both_stand":  # refused without a reason: the message, and the edge still pending
         card.get_by_role("button", name=labels[decision]).click()
-        expect(page.locator("[role=alert]")).to_contain_text("both_stand needs a reason")
+        expect(page.locator("[role=alert]")).to_contain_text("“Both stand” needs a reason")
         assert Edge.objects.get(pk=edge.pk).status == "pending"
         page.goto(f"{base}/judge/")
         card = page.locator(f"#edge-{edge.pk}")

@@ -26,7 +26,8 @@ __all__ = ["LIVE_TIMEOUT", "WebsocketCommunicator", "communicator", "save_op"]
 LIVE_TIMEOUT = 3
 
 
-def communicator(client, language="en"):
+def communicator(client, language="en", live="today,log,judge"):
+    """A socket as a page opens it; `live` names the page's targets (panel/consumers.py), all of them by default."""
     from config.asgi import websocket_app
 
     sid = client.cookies["sessionid"].value
@@ -36,7 +37,7 @@ def communicator(client, language="en"):
         (b"host", b"testserver"),
         (b"accept-language", language.encode()),
     ]
-    return WebsocketCommunicator(websocket_app, "/ws/panel/", headers=headers)
+    return WebsocketCommunicator(websocket_app, f"/ws/panel/?live={live}", headers=headers)
 
 
 def save_op(palace, actor, op="memory.save"):
