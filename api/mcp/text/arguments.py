@@ -35,7 +35,8 @@ def _line(schema: Schema, error: Any) -> tuple[str, str]:
     if error["type"] == "extra_forbidden" and loc:
         path, parent = _walk(schema, loc[:-1])
         key = str(loc[-1])
-        name = f"{path}.{key}" if path else key
+        shown = key if key.isidentifier() else repr(key)  # an empty or odd key stays visible
+        name = f"{path}.{shown}" if path else shown
         return name, f"unknown argument {name}{_did_you_mean(key, _object(parent, schema))}"
     path, node = _walk(schema, loc)
     send = _describe(node, schema)
