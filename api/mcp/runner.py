@@ -256,7 +256,9 @@ async def run[Out: BaseModel](body: Callable[[ToolCall], tuple[Out, str]]) -> Ca
         token_id = current_token_id()
         out, rendered, service_ms = await _invoke_within_limit(spec, token_id, body)
     except AtriumError as exc:
-        raise ToolError(seal_text(text.domain_error(exc))) from None  # a message may quote a stored name
+        raise ToolError(
+            seal_text(text.domain_error(exc, tool=spec.name))
+        ) from None  # a message may quote a stored name
     except ValidationError as exc:
         raise ToolError(seal_text(text.invalid_input(exc))) from None
     except ToolError:

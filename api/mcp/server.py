@@ -21,6 +21,7 @@ from pydantic import AnyHttpUrl
 
 from accounts.tokens import token_verify
 from api.mcp import tools  # noqa: F401  (its @tool declarations fill the registry)
+from api.mcp.arguments import tool_from_spec
 from api.mcp.connection import connection_from_scope, current_connection
 from api.mcp.registry import RESOURCES, TOOLS, write_tool_names
 from api.mcp.runner import verified_token
@@ -92,6 +93,9 @@ class ScopedToolList(ServerMiddleware[Any]):
 
 mcp = MCPServer(
     "atrium",
+    # Each tool with the argument convention (snake_case, camelCase accepted, unknown ones refused) and its argument
+    # errors one line per problem: api/mcp/arguments.py.
+    tools=[tool_from_spec(spec) for spec in TOOLS.values()],
     middleware=[ScopedToolList()],
     instructions=INSTRUCTIONS,
     log_level="WARNING",
@@ -103,8 +107,6 @@ mcp = MCPServer(
         validate_token_resource=False,
     ),
 )
-for spec in TOOLS.values():
-    mcp.add_tool(spec.fn, name=spec.name, title=spec.title, annotations=spec.annotations)
 for res in RESOURCES.values():
     mcp.resource(res.uri, name=res.name, title=res.title, description=res.description, mime_type=res.mime_type)(res.fn)
 

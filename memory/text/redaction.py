@@ -252,7 +252,12 @@ _VALUE = re.compile(
     r"(?P<quote>[\"'`])(?P<inner>(?:(?!(?P=quote))[^\\\n]|\\.)*+)(?:(?P=quote)|(?=\n)|\Z)"
     rf"|(?P<bare>(?:[^\s,;'\"`&]|[,;&]{_VALUE_SEPARATOR_ENDS})++)"
 )
-_NEXT_WORD = re.compile(r"[ \t]+[^\W\d_]")
+# After a plain word, sentence punctuation may come before the next word ("secret: first, create a new one").
+_NEXT_WORD = re.compile(r"[,;:.!?)]?[ \t]+[^\W\d_]")
+# A list marker after a prose separator opens a list ("rotate the webhook secret: 1) create a new one, 2) …"); it
+# is not the value. Markers are short: a number or letter with ")" or ".", one in brackets, "#1", or a bullet. A
+# real value after the colon is a token-like string and never one of these.
+_LIST_MARKER = re.compile(r"(?:\d{1,2}|[A-Za-z])[.)]|\((?:\d{1,2}|[A-Za-z])\)|#\d{1,2}|[-*•·–—>]")
 
 
 def _is_plain_word(value: str) -> bool:
@@ -265,7 +270,8 @@ def _value_edit(text: str, at: int, *, prose_separator: bool) -> _Edit | None:
     """Redact the value that starts at ``at``, keeping any quotes around it.
 
     After a colon or a space (``password: update the secret in Vault``, ``the --password flag is…``) an English
-    sentence can follow the key, so a plain word followed by another word is taken for prose and kept. After
+    sentence or a list can follow the key, so a plain word followed by another word, or a list marker (``1)``),
+    is taken for prose and kept. After
     ``=`` (configuration syntax) any value is a secret.
     """
     value = _VALUE.match(text, at)
@@ -276,8 +282,11 @@ def _value_edit(text: str, at: int, *, prose_separator: bool) -> _Edit | None:
     inner = value.group(group)
     if not inner.strip() or inner.startswith(_MARKER_PREFIX):
         return None
-    if group == "bare" and prose_separator and _is_plain_word(inner) and _NEXT_WORD.match(text, end):
-        return None
+    if group == "bare" and prose_separator:
+        if _LIST_MARKER.fullmatch(inner):
+            return None
+        if _is_plain_word(inner) and _NEXT_WORD.match(text, end):
+            return None
     return start, end, _marker("password")
 
 

@@ -34,6 +34,7 @@ from api.mcp.schemas.common import (
     Project,
     Reason,
     Restore,
+    snake_or_camel,
 )
 from api.mcp.schemas.episodes import EpisodeSessionOut, EpisodeTimelineOut
 from api.mcp.schemas.facts import EntityRef, FactFailedOut, FactsOut, FactWrite, FactWrittenOut
@@ -144,4 +145,5 @@ __all__ = [
     "TourStopOut",
     "Turn",
     "UpdateOut",
+    "snake_or_camel",
 ]

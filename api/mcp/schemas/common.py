@@ -1,6 +1,7 @@
 """What every family of MCP tools shares: the argument types with their limits (ids, projects, content, placards,
-importance, entities) and the base models, under which outputs become `outputSchema` + `structuredContent`. Wire
-names are camelCase (the MCP convention); Python names stay snake_case."""
+importance, entities) and the base models, under which outputs become `outputSchema` + `structuredContent`. Output
+wire names are camelCase; argument names are snake_case, like the REST API's, and their camelCase spelling is accepted
+too (api/mcp/arguments.py does it for the tools' own arguments, `In` for the objects inside them)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from datetime import datetime
 from typing import Annotated, Literal
 
 from django.conf import settings
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, AliasGenerator, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from palace.kinds import KindName
@@ -77,8 +78,14 @@ class Out(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
 
+def snake_or_camel(name: str) -> AliasChoices:
+    """A snake_case argument (what the schema shows) that also accepts its camelCase spelling (what some clients
+    were written against: expectedVersion, entityId)."""
+    return AliasChoices(name, to_camel(name))
+
+
 class In(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(alias_generator=AliasGenerator(validation_alias=snake_or_camel), extra="forbid")
 
 
 class PalaceUsed(Out):

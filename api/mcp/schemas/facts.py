@@ -1,12 +1,12 @@
-"""The facts family's input and outputs (memory_facts). Wire names are camelCase, as in
-api/mcp/schemas/common.py."""
+"""The facts family's input and outputs (memory_facts). Output wire names are camelCase and input names snake_case
+(camelCase accepted), as in api/mcp/schemas/common.py."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from api.mcp.schemas.common import FactOut, Out, PalaceScoped
 
@@ -26,14 +26,21 @@ class FactWrite(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="allow")
 
     entity: str | None = Field(default=None, description="Entity name (created when new; at most 200 characters).")
-    entity_id: int | None = Field(default=None, alias="entityId", description="Or the entity's id (entityId=).")
+    # Dumped as entityId, the key memory.knowledge.facts_write reads.
+    entity_id: int | None = Field(
+        default=None,
+        validation_alias=AliasChoices("entity_id", "entityId"),
+        serialization_alias="entityId",
+        description="Or the entity's id (entity_id=).",
+    )
     content: str = Field(description="The fact: one short statement (at most 2000 characters).")
     predicate: str | None = Field(default=None, description="Optional relation, e.g. lives_in, uses, owns.")
     kind: str | None = Field(default=None, description="Kind of a new entity: person, project, tool, concept, place.")
     replaces: int | None = Field(default=None, description="fact= id this one replaces: ends only that fact.")
     valid_from: str | None = Field(
         default=None,
-        alias="valid_from",
+        validation_alias=AliasChoices("valid_from", "validFrom"),
+        serialization_alias="valid_from",
         description="ISO date it became true (default: unknown; when replacing, now).",
     )
 
@@ -60,9 +67,9 @@ class FactsOut(PalaceScoped):
     failed: list[FactFailedOut] = Field(default_factory=list)
     entity: EntityRef | None = None
     facts: list[FactOut] = Field(default_factory=list)
-    candidates: list[EntityRef] = Field(default_factory=list, description="the name is ambiguous: pass entityId")
+    candidates: list[EntityRef] = Field(default_factory=list, description="the name is ambiguous: pass entity_id")
     suggestions: list[EntityRef] = Field(default_factory=list, description="no such entity; did you mean")
     as_of: datetime | None = None
     known_at: datetime | None = None
     include_invalid: bool = False
-    hidden: int = Field(default=0, description="facts not shown (ended or replaced; includeInvalid shows them)")
+    hidden: int = Field(default=0, description="facts not shown (ended or replaced; include_invalid shows them)")

@@ -13,7 +13,7 @@ from api.mcp.schemas.common import EntityTagOut, FactOut, MemoryRow, Out, Palace
 
 class SearchHit(Out):
     id: int
-    ref: str = Field(description="cite this in memory_assess evidenceRefs")
+    ref: str = Field(description="cite this in memory_assess evidence_refs")
     label: str = Field(
         description='how it was found, e.g. "sem#2 + lex#1", "lex#3", "edge:next from #12"; "+ ent": linked to an '
         "entity the query names"

@@ -5,6 +5,7 @@ wrapped in `<atrium_memory_context>`; confirmations of writes are not recall and
 
 from __future__ import annotations
 
+from api.mcp.text.arguments import argument_errors
 from api.mcp.text.browse import closed_wing, neighbours, stats, timeline_created, timeline_tour, toured
 from api.mcp.text.common import (
     INSTRUCTIONS,
@@ -31,6 +32,7 @@ from api.mcp.text.versions import checked_out, distill_undone
 
 __all__ = [
     "INSTRUCTIONS",
+    "argument_errors",
     "assessed",
     "audit",
     "checked_out",

@@ -27,11 +27,30 @@ INSTRUCTIONS = (
 # --- errors --------------------------------------------------------------------------------------------------------
 
 
-def _advice(exc: AtriumError) -> str:
+# After a conflict, the read that shows the state the call raced with, per tool (the profile is read with
+# memory_profile, a handoff with memory_handoff_load, a memory with memory_examine). A tool not listed gets no
+# "reload" advice: its conflicts say themselves what to do (memory_assess: search again).
+RELOAD_WITH = {
+    "memory_update": "memory_examine",
+    "memory_forget": "memory_examine",
+    "memory_restore": "memory_examine",
+    "memory_report": "memory_examine",
+    "memory_distill": "memory_examine",
+    "memory_distill_undo": "memory_examine",
+    "memory_checkout": "memory_history",
+    "memory_resolve": "memory_review_queue",
+    "memory_profile_edit": "memory_profile",
+    "memory_handoff_save": "memory_handoff_load",
+    "memory_facts": "memory_facts",
+}
+
+
+def _advice(exc: AtriumError, tool: str | None) -> str:
     if isinstance(exc, NotFound):
         return " Check the id (search first: ids are printed as id=…) or the project origin."
     if isinstance(exc, Conflict):
-        return " Reload with memory_examine and retry with the current state."
+        reload = RELOAD_WITH.get(tool or "")
+        return f" Reload with {reload} and retry with the current state." if reload else ""
     if isinstance(exc, PermissionDenied):
         return ""
     if isinstance(exc, InvalidInput):
@@ -39,8 +58,9 @@ def _advice(exc: AtriumError) -> str:
     return ""
 
 
-def domain_error(exc: AtriumError) -> str:
-    return f"{exc.message}.{_advice(exc)}".replace("..", ".")
+def domain_error(exc: AtriumError, *, tool: str | None = None) -> str:
+    """The message of a domain error for the model, with what to do next (after a conflict: which tool reloads)."""
+    return f"{exc.message}.{_advice(exc, tool)}".replace("..", ".")
 
 
 def invalid_input(exc: ValidationError) -> str:

@@ -27,7 +27,7 @@ def fact_line(fact: schemas.FactOut) -> str:
 def _entity_line(entity: schemas.EntityRef) -> str:
     aliases = f" (aka {', '.join(flat(a) for a in entity.aliases)})" if entity.aliases else ""
     where = f" @{entity.palace}" if entity.palace != "my palace" else ""
-    return f"- entityId={entity.id} {flat(entity.name)} [{entity.kind}]{aliases}{where}"
+    return f"- entity_id={entity.id} {flat(entity.name)} [{entity.kind}]{aliases}{where}"
 
 
 def facts_written(out: schemas.FactsOut) -> str:
@@ -35,7 +35,7 @@ def facts_written(out: schemas.FactsOut) -> str:
     for w in out.written:
         made = " (new entity)" if w.entity_created else ""
         ended = f", ends fact={w.replaces}" if w.replaces else ""
-        lines.append(f"[{w.index}] fact={w.id} about entityId={w.entity_id}{made}{ended}")
+        lines.append(f"[{w.index}] fact={w.id} about entity_id={w.entity_id}{made}{ended}")
     for f in out.failed:
         lines.append(f"[{f.index}] failed — {f.reason}")
         lines.extend(f"    {_entity_line(e)}" for e in f.candidates)
@@ -53,12 +53,15 @@ def facts_queried(out: schemas.FactsOut) -> str:
     when = " and ".join(point) or "true now"
     if out.entity is None:
         if out.candidates:
-            lines = ["The name matches several entities; call again with entityId:", *map(_entity_line, out.candidates)]
+            lines = [
+                "The name matches several entities; call again with entity_id:",
+                *map(_entity_line, out.candidates),
+            ]
         else:
             lines = ["No entity by that name (none was created)."]
             if out.suggestions:
                 lines += ["Did you mean:", *map(_entity_line, out.suggestions)]
         return wrap_memory_context("\n".join(lines))
-    title = f"Facts about {flat(out.entity.name)} (entityId={out.entity.id}), {when}:"
-    tail = f"{out.hidden} ended or replaced fact(s) not shown; includeInvalid=true lists them." if out.hidden else ""
+    title = f"Facts about {flat(out.entity.name)} (entity_id={out.entity.id}), {when}:"
+    tail = f"{out.hidden} ended or replaced fact(s) not shown; include_invalid=true lists them." if out.hidden else ""
     return rows_text(title, map(fact_line, out.facts), empty="(no facts at that point)", tail=tail)

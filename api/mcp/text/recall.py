@@ -71,7 +71,7 @@ def searched(out: schemas.SearchOut) -> str:
             line += f" [entities: {entity_list(hit.entities)}]"
         lines.append(line)
     lines.append(
-        f"batch={out.batch_id} — before answering, call memory_assess with this batchId and the refs that answer "
+        f"batch={out.batch_id} — before answering, call memory_assess with this batch_id and the refs that answer "
         "the question; memory_examine ids for full text."
     )
     return wrap_memory_context("\n".join(lines))

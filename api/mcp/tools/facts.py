@@ -24,24 +24,24 @@ async def memory_facts(
         Field(max_length=MAX_FACTS, description="Write mode: up to 50 facts. Omit to query."),
     ] = None,
     entity: Annotated[str | None, Field(max_length=200, description="Query mode: the entity's name or alias.")] = None,
-    entityId: Annotated[int | None, Field(ge=1, description="Query mode: the entity's id (entityId=).")] = None,
+    entity_id: Annotated[int | None, Field(ge=1, description="Query mode: the entity's id (entity_id=).")] = None,
     as_of: Annotated[
         Instant | None, Field(description="Query: facts true at this time in the world (ISO 8601).")
     ] = None,
     known_at: Annotated[
         Instant | None, Field(description="Query: as Atrium knew them at this time (record time, ISO 8601).")
     ] = None,
-    includeInvalid: Annotated[bool, Field(description="Query: also list ended and replaced facts, marked.")] = False,
+    include_invalid: Annotated[bool, Field(description="Query: also list ended and replaced facts, marked.")] = False,
     project: schemas.Project = None,
 ) -> Annotated[CallToolResult, schemas.FactsOut]:
     """Facts are short statements about an entity (a person, project, tool…), each true for a time.
 
     Write mode (`facts`, needs a write token): each entry names the entity (`entity` name, created when new, or
-    `entityId`) and gives `content`, optional `predicate`, `valid_from` (ISO date) and `replaces` (a fact= id: ends
+    `entity_id`) and gives `content`, optional `predicate`, `valid_from` (ISO date) and `replaces` (a fact= id: ends
     only that fact, at the new one's valid_from). Bad entries come back in `failed` with the reason; the rest are
-    written. Query mode (`entity` or `entityId`): the facts true now, or `as_of` a time (world time), as Atrium knew
-    them `known_at` a time (record time); `includeInvalid` lists ended and replaced ones too. A query creates no
-    entity: an unknown name returns suggestions, an ambiguous one its candidates (call again with entityId).
+    written. Query mode (`entity` or `entity_id`): the facts true now, or `as_of` a time (world time), as Atrium knew
+    them `known_at` a time (record time); `include_invalid` lists ended and replaced ones too. A query creates no
+    entity: an unknown name returns suggestions, an ambiguous one its candidates (call again with entity_id).
     Writes go to `project`, else your token's default project, else your personal palace; queries read every palace
     you belong to (or `project`).
     Next: memory_facts with replaces= to correct a fact; memory_search with as_of to see memories at that time.
@@ -51,10 +51,10 @@ async def memory_facts(
             call,
             facts=facts,
             entity=entity,
-            entity_id=entityId,
+            entity_id=entity_id,
             as_of=as_of,
             known_at=known_at,
-            include_invalid=includeInvalid,
+            include_invalid=include_invalid,
             project=project,
         )
     )
@@ -73,7 +73,7 @@ def _facts(
 ) -> tuple[schemas.FactsOut, str]:
     if facts is not None:
         if entity is not None or entity_id is not None or as_of or known_at or include_invalid:
-            raise InvalidInput("give facts (write) or entity/entityId with as_of/known_at (query), not both")
+            raise InvalidInput("give facts (write) or entity/entity_id with as_of/known_at (query), not both")
         call.caller.require_write()
         palace = call.palace(project, write=True)
         entries = [f.model_dump(by_alias=True, exclude_none=True) for f in facts]

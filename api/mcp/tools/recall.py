@@ -119,13 +119,13 @@ def _search(
 
 @tool("memory_assess", title="Assess evidence")
 async def memory_assess(
-    batchId: Annotated[str, Field(min_length=1, max_length=64, description="batch= from a search.")],
-    evidenceRefs: Annotated[
+    batch_id: Annotated[str, Field(min_length=1, max_length=64, description="batch= from a search.")],
+    evidence_refs: Annotated[
         list[Annotated[str, Field(max_length=64)]],
         Field(max_length=8, description="Up to 8 ref= values from THAT batch's rows."),
     ],
     adequate: Annotated[bool, Field(description="Your claim: the cited evidence answers the question.")],
-    nextStrategy: Annotated[
+    next_strategy: Annotated[
         Literal["answer", "retrieve", "ask_user"],
         Field(description="answer | retrieve | ask_user"),
     ],
@@ -139,7 +139,7 @@ async def memory_assess(
     is missing, and your next strategy.
 
     The verdict is decided by rule, not by your claim: `sufficient` only if you claim adequacy, at least one cited
-    ref belongs to that batch, and nextStrategy is `answer`; otherwise `insufficient` with the strategy rewritten to
+    ref belongs to that batch, and next_strategy is `answer`; otherwise `insufficient` with the strategy rewritten to
     `retrieve`. Refs from other batches are rejected and listed. Every verdict is recorded in the audit log. A
     sufficient verdict raises the cited memories' confidence, except with a read token, which changes no memory
     (`reinforcement` says which).
@@ -148,10 +148,10 @@ async def memory_assess(
     return await run(
         lambda call: _assess(
             call,
-            batch_id=batchId,
-            evidence_refs=list(evidenceRefs),
+            batch_id=batch_id,
+            evidence_refs=list(evidence_refs),
             adequate=adequate,
-            next_strategy=nextStrategy,
+            next_strategy=next_strategy,
             missing=list(missing),
         )
     )

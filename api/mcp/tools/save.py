@@ -139,7 +139,7 @@ async def memory_update(
     id: schemas.MemoryId,
     content: schemas.Content,
     placard: Annotated[str | None, Field(max_length=200, description="New placard; omit to keep it.")] = None,
-    expectedVersion: Annotated[
+    expected_version: Annotated[
         int | None,
         Field(ge=1, description="The version you read; a stale one fails with a conflict."),
     ] = None,
@@ -150,12 +150,12 @@ async def memory_update(
     of saving a contradicting memory.
 
     Returns the new memory (new id, version). Fails with a conflict if someone corrected it first or
-    `expectedVersion` is stale — examine it again and retry.
+    `expected_version` is stale — examine it again and retry.
     Next: nothing, or memory_review to see the supersede chain.
     """
     return await run(
         lambda call: _update(
-            call, id=id, content=content, placard=placard, expected_version=expectedVersion, reason=reason
+            call, id=id, content=content, placard=placard, expected_version=expected_version, reason=reason
         )
     )
 

@@ -201,11 +201,12 @@ def test_read_token_cannot_call_write_tools(tokens: dict[str, str], mode: str) -
 
 
 def test_the_user_comes_from_the_token_not_from_arguments(tokens: dict[str, str], alice: Any, charlie: Any) -> None:
-    """Arguments naming another user (no tool declares one; the SDK drops undeclared arguments) change nothing:
-    the save is charlie's, in charlie's palace. The control: alice's own token does reach her palace."""
+    """Arguments naming another user (no tool declares one) are refused by name and store nothing; without them the
+    save is charlie's, in charlie's palace. The control: alice's own token does reach her palace."""
     naming = {"user": "alice", "userId": alice.pk, "user_id": alice.pk, "actor": "alice", "createdBy": alice.pk}
-    save = {"content": "Charlie likes espresso very much.", "kind": "preference", **naming}
-    (result,) = run(_calls(tokens["charlie"], [("memory_save", save)]))
+    save = {"content": "Charlie likes espresso very much.", "kind": "preference"}
+    refused, result = run(_calls(tokens["charlie"], [("memory_save", {**save, **naming}), ("memory_save", save)]))
+    assert refused.is_error and all(f"unknown argument {name}" in text_of(refused) for name in naming)
     assert not result.is_error, text_of(result)
     (memory,) = Memory.objects.filter(content__contains="espresso")
     assert memory.pk == result.structured_content["items"][0]["id"]

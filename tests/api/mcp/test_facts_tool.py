@@ -209,4 +209,4 @@ def test_a_write_result_listing_stored_entities_leaves_wrapped() -> None:
 
     assert not text.facts_written(plain).startswith(OPEN_TAG)  # a confirmation is not recall
     wrapped = text.facts_written(listed)
-    assert wrapped.startswith(OPEN_TAG) and wrapped.count(CLOSE_TAG) == 1 and "entityId=7 Maria" in wrapped
+    assert wrapped.startswith(OPEN_TAG) and wrapped.count(CLOSE_TAG) == 1 and "entity_id=7 Maria" in wrapped

@@ -37,7 +37,7 @@ def test_content_over_the_limit_is_refused_by_every_tool_that_takes_content(toke
     ]
     for (name, _), result in zip(calls, run(call_each(tokens["alice"], calls)), strict=True):
         assert result.is_error, name
-        assert f"at most {LIMIT} characters" in text_of(result), (name, text_of(result))
+        assert f"more than {LIMIT}; send a text of" in text_of(result), (name, text_of(result))
     assert list(Memory.objects.values_list("content", flat=True)) == ["The kettle is by the window."]
     assert OpLog.objects.count() == ops
 

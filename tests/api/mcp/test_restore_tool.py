@@ -109,7 +109,8 @@ def test_bad_input_is_a_tool_error_naming_the_argument(tokens: dict[str, str]) -
         )
     )
     for result in (zero, word, missing_arg):
-        # The SDK's validation error names the argument on a line of its own, then what it must be.
-        assert result.is_error and "\nid\n" in text_of(result), text_of(result)
+        # The argument error names the argument, what is wrong and what to send, on a line of its own.
+        assert result.is_error and "\nargument id: " in text_of(result), text_of(result)
+        assert "; send an integer of at least 1" in text_of(result), text_of(result)
     assert active_one.is_error and "only forgotten or archived memories can be restored" in text_of(active_one)
     assert Memory.objects.get(pk=memory_id).status == "forgotten" and OpLog.objects.count() == ops

@@ -103,7 +103,7 @@ def test_a_bad_fallback_is_a_tool_error_naming_the_argument_and_the_values(token
 
     assert bad.is_error
     message = text_of(bad)
-    assert "fallback" in message and "'none' or 'overview'" in message
+    assert "argument fallback: got 'everything'; send one of none, overview" in message
     assert "Traceback" not in message
     assert not good.is_error and good.structured_content["overview"]["entries"]  # positive control
 

@@ -450,3 +450,32 @@ def test_a_harmless_assignment_before_a_secret_does_not_hide_it(text: str, expec
     result = redact(text)
     assert result.text == expected
     assert result.types == ("password",)
+
+
+def test_a_list_marker_or_prose_after_secret_colon_is_not_a_value() -> None:
+    """Issue 26: "secret: 1) create…" lost its "1)". After a colon a value is a token-like string; a list marker or
+    a sentence is kept, while real values after the same keys are still redacted whole (positives and near misses
+    side by side, so neither half can pass alone)."""
+    kept = [
+        "rotate the Stripe webhook secret: 1) create a new one in the dashboard, 2) deploy it",
+        "webhook secret: (a) create the new one, (b) retire the old one",
+        "the deploy password: 2. ask Dana for access",
+        "client secret: - generate it in the console",
+        "api token: #1 rotate monthly",
+        "secret: first, create a new one",
+    ]
+    for text in kept:
+        assert redact(text) == RedactionResult(text=text, types=()), text
+    redacted = {
+        f"rotate the Stripe webhook secret: {STRIPE_LIVE}": (
+            "rotate the Stripe webhook secret: [REDACTED:stripe_key]",
+            ("stripe_key",),
+        ),
+        "password = hunter2 and 1) more": ("password = [REDACTED:password] and 1) more", ("password",)),
+        "PGPASSWORD=Tr0ub4dor&3xyz psql -h db": ("PGPASSWORD=[REDACTED:password] psql -h db", ("password",)),
+        "secret: Xk9mQ2pLz7 then 1) deploy": ("secret: [REDACTED:password] then 1) deploy", ("password",)),
+        "secret=1) create": ("secret=[REDACTED:password] create", ("password",)),  # "=" is configuration
+        "password: hunter2, then rotate": ("password: [REDACTED:password], then rotate", ("password",)),
+    }
+    for text, (expected, types) in redacted.items():
+        assert redact(text) == RedactionResult(text=expected, types=types), text
