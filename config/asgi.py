@@ -35,6 +35,7 @@ from api.mcp.timing import HEADER, RequestTiming, current_timing  # noqa: E402
 from api.mcp.workers import OrmWorkers  # noqa: E402
 from config.bodylimit import BodyLimit, BodyRule  # noqa: E402
 from config.middleware import DATABASE_DOWN_MESSAGE, RETRY_AFTER_SECONDS  # noqa: E402
+from memory.providers import embedder_warm  # noqa: E402
 from panel.origin import SameOriginValidator  # noqa: E402
 from panel.routing import websocket_urlpatterns  # noqa: E402
 
@@ -205,6 +206,7 @@ async def dispatch(scope: Scope, receive: Any, send: Any) -> None:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 await lifecycle.start()
+                embedder_warm()  # in a thread: the server answers while the model loads (health says `loading`)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await lifecycle.stop()
