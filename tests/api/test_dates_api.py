@@ -5,9 +5,12 @@ and answer text that is no date with a 422 naming the argument (was a 500: naive
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+
+from memory.models import Memory
 
 BERLIN = "Europe/Berlin"
 
@@ -59,3 +62,27 @@ def test_text_that_is_no_date_is_a_422_naming_the_argument(client: Any, path: st
     message = refused.json()["error"]["message"]
     assert "as_of" in message and "ISO 8601" in message, message
     assert client.get(path, {**params, "as_of": "2024-06-01"}).status_code == 200  # positive control
+
+
+def test_a_save_with_a_naive_occurred_at_is_stored_in_the_servers_zone_and_says_so(client: Any) -> None:
+    saved = client.post(
+        "/api/v1/memories",
+        {"content": "The Lisbon office opened its new lab.", "kind": "episode", "occurred_at": "2024-07-01T09:00:00"},
+        content_type="application/json",
+    )
+    assert saved.status_code == 201, saved.content
+    assert saved.json()["time_zone_note"] == f"occurred_at had no time zone: read in {BERLIN} (the server's time zone)"
+    stored = Memory.objects.get(pk=saved.json()["memory"]["id"])
+    assert stored.occurred_at == datetime(2024, 7, 1, 7, 0, tzinfo=UTC)  # 09:00 in Berlin's summer is 07:00 UTC
+    batch = client.post(
+        "/api/v1/memories",
+        {"items": [{"content": "The Porto office moved floors.", "kind": "episode", "occurred_at": "2024-07-02"}]},
+        content_type="application/json",
+    )
+    assert batch.status_code == 200 and batch.json()["time_zone_note"].startswith("items[0].occurred_at had no")
+    aware = client.post(
+        "/api/v1/memories",
+        {"content": "The Faro office got a new printer.", "kind": "episode", "occurred_at": "2024-07-01T09:00:00Z"},
+        content_type="application/json",
+    )
+    assert aware.status_code == 201 and aware.json()["time_zone_note"] is None  # control: it carried its zone

@@ -4,10 +4,12 @@ naming the argument. The REST door's twin is tests/api/test_dates_api.py."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
+from memory.models import Memory
 from tests.api.mcp.conftest import call_each, run, text_of
 
 BERLIN = "Europe/Berlin"
@@ -75,3 +77,26 @@ def test_text_that_is_no_date_is_a_tool_error_naming_the_argument(lisbon: str, v
     message = text_of(refused)
     assert "as_of" in message and "ISO 8601" in message and value in message, message
     assert _contents(control) == ["Maria lives in Lisbon"]  # positive control: a date the rule reads
+
+
+def test_a_save_with_a_bare_date_is_stored_at_that_days_start_and_says_so(lisbon: str) -> None:
+    [saved] = run(
+        call_each(
+            lisbon,
+            [
+                (
+                    "memory_save",
+                    {
+                        "content": "The Lisbon office opened its new lab.",
+                        "kind": "episode",
+                        "occurred_at": "2024-07-01",
+                    },
+                )
+            ],
+        )
+    )
+    assert not saved.is_error, text_of(saved)
+    note = saved.structured_content["timeZoneNote"]
+    assert note == f"occurred_at had no time zone: read in {BERLIN} (the server's time zone)" and note in text_of(saved)
+    stored = Memory.objects.get(pk=saved.structured_content["items"][0]["id"])
+    assert stored.occurred_at == datetime(2024, 6, 30, 22, 0, tzinfo=UTC)  # midnight in Berlin's summer
