@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import re
+from datetime import UTC, date, datetime, time
 from typing import TYPE_CHECKING, Annotated, Literal
+from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from ninja import Schema
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema
 
 from memory.save import MAX_PLACARD_CHARS
 from memory.search import FALLBACKS
@@ -22,19 +24,75 @@ class ErrorOut(Schema):
     error: ErrorDetail
 
 
-def _utc_instant(value: datetime) -> datetime:
-    """An aware time as UTC: PostgreSQL refuses UTC offsets beyond ±15:59 that ISO 8601 (and Python) allow, and an
-    offset can push a date past year 1 or 9999. Either was a 500; now the offset is applied here, or it is a 422."""
-    if value.tzinfo is None:
+class ZoneAssumed(datetime):
+    """A moment that was given without a time zone (a bare date or a naive time) and read in the server's time zone
+    (settings.TIME_ZONE). Still an ordinary aware datetime in UTC; the type lets a door say which zone it assumed."""
+
+
+DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
+LEAP_SECOND = re.compile(r"(T\d{2}:\d{2}:)60(?:\.\d+)?")
+INSTANT_HELP = (
+    "ISO 8601 date-time (2026-03-02T14:05:00+01:00) or date (2026-03-02: the start of that day); without a time "
+    "zone it is read in the server's time zone"
+)
+
+
+def _read_instant(value: object) -> object:
+    """Text is read here, not by pydantic's lax datetime (whose message names no format): RFC 3339 (lower-case t/z,
+    a leap second as the last instant of its minute), a bare date as the start of that day. Numbers (Unix time)
+    and datetimes go on to pydantic unchanged."""
+    if not isinstance(value, str):
         return value
+    text = value.strip().upper()
     try:
-        return value.astimezone(UTC)
+        if DATE_ONLY.fullmatch(text):
+            return datetime.combine(date.fromisoformat(text), time.min)
+        return datetime.fromisoformat(LEAP_SECOND.sub(r"\g<1>59.999999", text))
+    except ValueError:
+        raise ValueError(f"expected an {INSTANT_HELP}, not {value[:40]!r}") from None
+
+
+def _utc_instant(value: datetime) -> datetime:
+    """An aware time as UTC. A naive one (a bare date or a time without offset) is read in the server's time zone,
+    and marked ZoneAssumed so the answer can say so; comparing it with stored aware times was a TypeError (a 500,
+    a bare MCP "Error executing tool"). PostgreSQL refuses UTC offsets beyond ±15:59 that ISO 8601 (and Python)
+    allow, and an offset can push a date past year 1 or 9999. Either was a 500; now the offset is applied here, or
+    it is a 422."""
+    assumed = value.tzinfo is None
+    if assumed:
+        value = value.replace(tzinfo=server_zone())
+    try:
+        moment = value.astimezone(UTC)
     except OverflowError:
         raise ValueError("date out of range: with its UTC offset it must fall between the years 1 and 9999") from None
+    if assumed:
+        return ZoneAssumed(
+            moment.year, moment.month, moment.day, moment.hour, moment.minute, moment.second, moment.microsecond, UTC
+        )
+    return moment
 
 
-Instant = Annotated[datetime, AfterValidator(_utc_instant)]
-"""A datetime input, stored and compared as UTC (any offset ISO 8601 allows)."""
+def server_zone() -> ZoneInfo:
+    return ZoneInfo(settings.TIME_ZONE)
+
+
+def zone_note(**moments: datetime | None) -> str | None:
+    """What a result says when some of its date arguments had no time zone: which, and the zone they were read in;
+    None when every one carried its own."""
+    named = [name for name, moment in moments.items() if isinstance(moment, ZoneAssumed)]
+    if not named:
+        return None
+    return f"{', '.join(named)} had no time zone: read in {settings.TIME_ZONE} (the server's time zone)"
+
+
+Instant = Annotated[
+    datetime,
+    BeforeValidator(_read_instant),
+    AfterValidator(_utc_instant),
+    WithJsonSchema({"anyOf": [{"type": "string", "format": "date-time"}, {"type": "string", "format": "date"}]}),
+]
+"""A datetime input, stored and compared as UTC: any offset ISO 8601 allows, or none (a bare date or a naive time,
+read in the server's time zone and marked ZoneAssumed). The one date type of every REST and MCP input."""
 
 
 # Every REST field that carries memory content has one of these types, so the OpenAPI document states the limit the

@@ -35,6 +35,7 @@ from api.mcp.timing import HEADER, RequestTiming, current_timing  # noqa: E402
 from api.mcp.workers import OrmWorkers  # noqa: E402
 from config.bodylimit import BodyLimit, BodyRule  # noqa: E402
 from config.middleware import DATABASE_DOWN_MESSAGE, RETRY_AFTER_SECONDS  # noqa: E402
+from memory.providers import embedder_warm  # noqa: E402
 from panel.origin import SameOriginValidator  # noqa: E402
 from panel.routing import websocket_urlpatterns  # noqa: E402
 
@@ -207,16 +208,23 @@ def body_rule(scope: Scope) -> BodyRule:
     return BodyRule(limit, name, settings.ATRIUM_BODY_TIMEOUT, "ATRIUM_BODY_TIMEOUT")
 
 
+WARM_JOIN_SECONDS = 30  # how long a stop waits for an embedder load begun at start-up
+
+
 async def dispatch(scope: Scope, receive: Any, send: Any) -> None:
     kind = scope["type"]
     if kind == "lifespan":
+        warming = None
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 await lifecycle.start()
+                warming = embedder_warm()  # in a thread: the server answers while it loads (health says `loading`)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await lifecycle.stop()
+                if warming is not None:  # a load still running would finish after the process thinks it stopped
+                    await asyncio.to_thread(warming.join, WARM_JOIN_SECONDS)
                 await send({"type": "lifespan.shutdown.complete"})
                 return
     elif kind == "http" and scope["path"] in MCP_PATHS:

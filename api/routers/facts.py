@@ -15,7 +15,7 @@ from ninja import Field, Query, Router, Schema
 from pydantic import ConfigDict
 
 from api.auth import caller_of
-from api.schemas import ErrorOut, Instant, ProjectOrigin
+from api.schemas import ErrorOut, Instant, ProjectOrigin, zone_note
 from memory.knowledge import MAX_FACTS, FactsQueryResult, FactView, facts_query, facts_write
 from memory.models import Entity
 from palace.errors import InvalidInput
@@ -101,6 +101,9 @@ class FactsQueryOut(Schema):
     suggestions: list[FactEntityOut] = Field(description="no entity by that name (none created): did you mean")
     as_of: datetime | None
     known_at: datetime | None
+    time_zone_note: str | None = Field(
+        default=None, description="which date arguments had no time zone, and the zone they were read in"
+    )
     hidden: int = Field(description="ended or replaced facts not shown (include_invalid lists them)")
 
 
@@ -189,4 +192,4 @@ def facts_get(request: HttpRequest, params: Query[FactsQueryIn]) -> dict[str, An
         known_at=params.known_at,
         include_invalid=params.include_invalid,
     )
-    return _query_out(result)
+    return {**_query_out(result), "time_zone_note": zone_note(as_of=params.as_of, known_at=params.known_at)}

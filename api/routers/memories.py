@@ -17,7 +17,7 @@ from pydantic import ConfigDict
 
 from accounts.caller import Caller
 from api.auth import caller_of
-from api.schemas import ErrorOut, Instant, MemoryContent, Placard, ProjectOrigin
+from api.schemas import ErrorOut, Instant, MemoryContent, Placard, ProjectOrigin, zone_note
 from memory.jobs import distill_revert
 from memory.lifecycle import memory_checkout, memory_forget, memory_report, memory_restore, memory_update
 from memory.models import Memory
@@ -131,6 +131,9 @@ class SaveOut(Schema):
     entities_by: str = Field(default="", description="who found the mentions in the text: rules | model")
     entities_fallback: str = Field(default="", description="timeout | failed: the model did not answer, rules ran")
     entities_error: str = Field(default="", description="linking failed; the memory was saved all the same")
+    time_zone_note: str | None = Field(
+        default=None, description="which date fields had no time zone, and the zone they were read in"
+    )
 
 
 class ItemErrorOut(Schema):
@@ -142,6 +145,9 @@ class BatchOut(Schema):
     count: int
     failed: int
     items: list[SaveOut | ItemErrorOut]
+    time_zone_note: str | None = Field(
+        default=None, description="which date fields had no time zone, and the zone they were read in"
+    )
 
 
 class PageOut(Schema):
@@ -268,7 +274,8 @@ def memories_save(request: HttpRequest, payload: SaveIn) -> Status[dict[str, Any
             else {"index": r.index, "error": {"code": r.code, "message": r.message}}
             for r in batch.items
         ]
-        return Status(200, {"count": batch.count, "failed": batch.failed, "items": items})
+        note = zone_note(**{f"items[{i}].occurred_at": item.occurred_at for i, item in enumerate(payload.items)})
+        return Status(200, {"count": batch.count, "failed": batch.failed, "items": items, "time_zone_note": note})
     result = memory_save(
         palace=palace,
         actor=caller.actor,
@@ -286,7 +293,8 @@ def memories_save(request: HttpRequest, payload: SaveIn) -> Status[dict[str, Any
         entities=[e.model_dump() for e in payload.entities] if payload.entities is not None else None,
     )
     created = result.disposition in ("accept", "defer") and result.forgotten is None
-    return Status(201 if created else 200, save_out(result))
+    note = zone_note(occurred_at=payload.occurred_at)
+    return Status(201 if created else 200, {**save_out(result), "time_zone_note": note})
 
 
 @router.get("", response={200: PageOut, **ERRORS})

@@ -20,7 +20,7 @@ from accounts.usersettings import NO_FALLBACK, FallbackChoice, search_fallback_c
 from api.auth import caller_of
 from api.routers.facts import FactOut, fact_dict
 from api.routers.memories import EntityTagOut
-from api.schemas import FALLBACK_HELP, ErrorOut, FallbackName, Instant, ProjectOrigin
+from api.schemas import FALLBACK_HELP, ErrorOut, FallbackName, Instant, ProjectOrigin, zone_note
 from memory.models import Memory
 from memory.search import MAX_LIMIT, MAX_QUERY_CHARS, Overview, SearchRequest, SearchResult, memory_search
 from palace.errors import InvalidInput
@@ -123,6 +123,9 @@ class SearchOut(Schema):
     view: str = Field(description='"current", or the as-of view (as_of / known_at) the hits come from')
     as_of: datetime | None
     known_at: datetime | None
+    time_zone_note: str | None = Field(
+        default=None, description="which date arguments had no time zone, and the zone they were read in"
+    )
     how: SearchHowOut = Field(description="how the search was made")
     overview: OverviewOut | None = Field(description="on a miss with fallback overview: what the palaces hold")
 
@@ -156,7 +159,7 @@ def _search(request: HttpRequest, params: SearchIn) -> dict[str, Any]:
         reinforce=writes and caller.can_write,
         register_batch=writes,
     )
-    return _out(result, fallback)
+    return {**_out(result, fallback), "time_zone_note": zone_note(as_of=params.as_of, known_at=params.known_at)}
 
 
 def _coordinate(m: Memory) -> str | None:

@@ -19,7 +19,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from typing import Any
+from zoneinfo import ZoneInfo
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -82,7 +84,8 @@ class _EntryError(Exception):
 
 
 def parse_moment(value: object, name: str) -> datetime | None:
-    """An ISO 8601 date (midnight UTC) or date-time (UTC); None for an absent value. InvalidInput otherwise."""
+    """An ISO 8601 date (its start) or date-time, read in the server's time zone (settings.TIME_ZONE) when it
+    carries none; None for an absent value. InvalidInput otherwise."""
     if value is None or value == "":
         return None
     if isinstance(value, datetime):
@@ -100,8 +103,8 @@ def parse_moment(value: object, name: str) -> datetime | None:
             raise InvalidInput(f"{name} must be an ISO 8601 date (2026-03-01) or date-time", field=name) from None
     else:
         raise InvalidInput(f"{name} must be an ISO 8601 date (2026-03-01) or date-time", field=name)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
+    if moment.tzinfo is None:  # a bare date or a naive time is read in the server's zone, as at every door
+        moment = moment.replace(tzinfo=ZoneInfo(settings.TIME_ZONE))
     try:
         return moment.astimezone(UTC)
     except OverflowError:

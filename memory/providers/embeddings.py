@@ -136,6 +136,7 @@ class _State:
     loaded_at: float | None = None
     override: Embedder | None = None
     overridden: bool = False
+    warming: bool = False  # embedder_warm's thread is loading it
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -193,11 +194,36 @@ def embedder_loaded_at() -> float | None:
     return _state.loaded_at
 
 
+def embedder_warm() -> threading.Thread | None:
+    """Load this process's embedder in a background thread (the web process's ASGI start-up, a worker process after
+    its fork), so health reads `loading` then `loaded` from the start instead of `not_loaded` until the first save,
+    and start-up is not blocked. A load that fails is kept in the status (`failed`, with why). None when there is
+    nothing to load (off, overridden, already loaded)."""
+    if _state.overridden or settings.ATRIUM_EMBEDDER == "off" or _state.embedder is not None:
+        return None
+    _state.warming = True
+
+    def warm() -> None:
+        try:
+            embedder = get_embedder()  # a failure is recorded in _state.error by get_embedder
+            if embedder is not None:
+                embedder.passages([PROBE_TEXT])  # pages the weights in: the first real save is not the slow one
+        except Exception:
+            log.warning("embedder warm-up failed", exc_info=True)
+        finally:
+            _state.warming = False
+
+    thread = threading.Thread(target=warm, name="atrium-embedder-warm", daemon=True)
+    thread.start()
+    return thread
+
+
 def reset_after_fork() -> None:
     """Forget a model inherited from a parent process; the child loads its own on first use."""
     global _query_cache
     _state.embedder = None
     _state.loaded_at = None
+    _state.warming = False
     _state.lock = threading.Lock()
     _query_cache = _QueryCache()  # a fresh lock too: the parent's may have been held at the fork
     _worker.clear()  # the parent's worker thread does not exist in the child
@@ -340,6 +366,8 @@ def embedder_status() -> dict[str, object]:
         return {"state": "loaded", "model": _state.embedder.name, "reason": ""}
     if _state.error:
         return {"state": "failed", "model": embedder_model_name(), "reason": _state.error}
+    if _state.warming:
+        return {"state": "loading", "model": embedder_model_name(), "reason": "loading at start-up in this process"}
     return {"state": "not_loaded", "model": embedder_model_name(), "reason": "loads on first use in this process"}
 
 

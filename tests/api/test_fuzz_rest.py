@@ -20,10 +20,12 @@ from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 from django.middleware.csrf import _get_new_csrf_string
 from hypothesis import HealthCheck, Phase, settings
+from hypothesis import strategies as st
 from schemathesis import Case
 from schemathesis.config import SchemathesisConfig
 from schemathesis.specs.openapi import checks
 
+from memory.knowledge import facts_write
 from memory.save import memory_save
 from palace.actors import Actor
 from palace.models import Palace
@@ -52,6 +54,8 @@ def fuzz_palace(alice: Any, project: Palace) -> list[int]:
             saved = memory_save(palace=palace, actor=actor, content=content, kind=kind)  # type: ignore[arg-type]
             if saved.memory is not None:
                 ids.append(saved.memory.pk)
+        # a fact, so that as_of / known_at are compared with stored (aware) times
+        facts_write(palace=palace, actor=actor, facts=[{"entity": "demo", "content": "demo listens on 8443"}])
     return ids
 
 
@@ -64,6 +68,16 @@ def _keep_the_test_connection() -> Iterator[None]:
     request_started.connect(close_old_connections)
     request_finished.connect(close_old_connections)
 
+
+# Agents send dates without a time zone: every date-time input is also generated naive and as a bare date (the
+# built-in strategy sends only RFC 3339 with an offset, so a naive-vs-aware comparison went unseen: issue 26).
+DATE_TIMES = st.datetimes(timezones=st.none() | st.timezones())
+schemathesis.openapi.format(
+    "date-time",
+    DATE_TIMES.map(lambda moment: moment.isoformat())
+    | st.dates().map(str)
+    | DATE_TIMES.map(lambda m: m.date().isoformat()),
+)
 
 # The document is read once, at collection; requests during the tests run in each test's transaction.
 schema = schemathesis.openapi.from_wsgi(OPENAPI, WSGIHandler(), config=SchemathesisConfig())

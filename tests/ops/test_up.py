@@ -93,9 +93,21 @@ def test_up_serves_stops_cleanly_and_keeps_its_data(home: Path) -> None:
             atrium("createuser", "zed"), env=up_env(home), capture_output=True, text=True, timeout=120
         )
         assert made.returncode == 0, made.stderr
+        # mcp-config defaults to the port this `atrium up` serves, and says where the URL came from (issue 26)
+        assert (home / "up.url").read_text().strip() == f"http://127.0.0.1:{port}"
+        config = subprocess.run(
+            atrium("mcp-config", "--user", "zed", "--client", "generic"),
+            env=up_env(home),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert f"URL:    http://127.0.0.1:{port}/mcp" in config.stdout, config.stdout + config.stderr
+        assert "from the running `atrium up`" in config.stderr
     finally:
         family = stop(proc)
     assert proc.returncode == 0
+    assert not (home / "up.url").exists()  # a stopped `atrium up` serves nowhere
     # Everything it started ends with it (PostgreSQL may take a moment to shut down): poll up to a deadline.
     deadline = time.monotonic() + 60
     while survivors := _running(family | {postmaster}):

@@ -71,5 +71,8 @@ class FactsOut(PalaceScoped):
     suggestions: list[EntityRef] = Field(default_factory=list, description="no such entity; did you mean")
     as_of: datetime | None = None
     known_at: datetime | None = None
+    time_zone_note: str | None = Field(
+        default=None, description="which date arguments had no time zone, and the zone they were read in"
+    )
     include_invalid: bool = False
     hidden: int = Field(default=0, description="facts not shown (ended or replaced; include_invalid shows them)")

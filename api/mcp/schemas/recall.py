@@ -85,6 +85,9 @@ class SearchOut(PalaceScoped):
     view: str = Field(default="current", description='"current", or the as-of view the hits come from')
     as_of: datetime | None = None
     known_at: datetime | None = None
+    time_zone_note: str | None = Field(
+        default=None, description="which date arguments had no time zone, and the zone they were read in"
+    )
     how: SearchHowOut = Field(description="how the search was made")
     overview: OverviewOut | None = Field(
         default=None, description="on a miss with fallback overview: what the palaces hold (not an answer)"

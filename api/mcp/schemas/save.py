@@ -110,6 +110,9 @@ class SaveOut(PalaceScoped):
     count: int
     failed: int
     items: list[SaveItemOut]
+    time_zone_note: str | None = Field(
+        default=None, description="which date arguments had no time zone, and the zone they were read in"
+    )
 
 
 class UpdateOut(Out):

@@ -19,6 +19,7 @@ from api.mcp.text.common import (
     row_line,
     rows_text,
     tool_timeout,
+    with_zone_note,
 )
 from api.mcp.text.episodes import episode_timeline
 from api.mcp.text.facts import fact_line, facts_queried, facts_written
@@ -74,4 +75,5 @@ __all__ = [
     "tool_timeout",
     "toured",
     "updated",
+    "with_zone_note",
 ]

@@ -129,6 +129,11 @@ def palace_used(rendered: str, label: str, chosen_by: str) -> str:
 # --- shared shapes -------------------------------------------------------------------------------------------------
 
 
+def with_zone_note(rendered: str, note: str | None) -> str:
+    """The tool's text with the time-zone note under it, when a date argument had no time zone."""
+    return f"{rendered}\nNote: {note}." if note else rendered
+
+
 def flat(text: str) -> str:
     return " ".join(text.split())
 

@@ -11,7 +11,7 @@ from pydantic import Field
 from api.mcp import mapping, schemas, text
 from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
-from api.schemas import Instant
+from api.schemas import Instant, zone_note
 from memory.knowledge import MAX_FACTS, facts_query, facts_write
 from palace.errors import InvalidInput
 from palace.selectors import palace_labels
@@ -91,7 +91,8 @@ def _facts(
         include_invalid=include_invalid,
     )
     out = mapping.facts_queried_out(found, labels, include_invalid=include_invalid)
-    return out, text.facts_queried(out)
+    out.time_zone_note = zone_note(as_of=as_of, known_at=known_at)
+    return out, text.with_zone_note(text.facts_queried(out), out.time_zone_note)
 
 
 __all__ = ["memory_facts"]

@@ -13,7 +13,7 @@ from accounts.usersettings import search_fallback_choose
 from api.mcp import mapping, schemas, text
 from api.mcp.registry import resource, tool
 from api.mcp.runner import ToolCall, run
-from api.schemas import FALLBACK_HELP, FallbackName, Instant
+from api.schemas import FALLBACK_HELP, FallbackName, Instant, zone_note
 from memory.context import curated_block, standing_profile_build
 from memory.search import SearchRequest, evidence_assess, memory_search
 from memory.selectors import memories_by_id, open_contradictions
@@ -111,7 +111,8 @@ def _search(
     labels = palace_labels(user=call.user, palace_ids=shown)
     edges = open_contradictions(memory_ids=[h.memory.pk for h in result.hits])
     out = mapping.search_out(query=query, result=result, labels=labels, open_edges=edges, fallback_from=chosen.source)
-    return out, text.searched(out)
+    out.time_zone_note = zone_note(as_of=as_of, known_at=known_at)
+    return out, text.with_zone_note(text.searched(out), out.time_zone_note)
 
 
 # --- memory_assess -------------------------------------------------------------------------------------------------

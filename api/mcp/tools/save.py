@@ -10,6 +10,7 @@ from pydantic import Field
 from api.mcp import mapping, schemas, text
 from api.mcp.registry import tool
 from api.mcp.runner import ToolCall, run
+from api.schemas import zone_note
 from memory import lifecycle, save
 from memory.jobs import distill_job_get, distill_job_wait
 from memory.selectors import memory_get
@@ -117,7 +118,8 @@ def _save(
             source_turn=given.turn_text(),
         )
         out = schemas.SaveOut(palace=palace.label, count=1, failed=0, items=[mapping.save_item(0, result)])
-        return out, text.saved(out)
+        out.time_zone_note = zone_note(occurred_at=given.occurred_at)
+        return out, text.with_zone_note(text.saved(out), out.time_zone_note)
     batch = save.memory_save_batch(
         palace=palace, actor=call.actor, items=[given.item_fields(i) for i in items], source=SOURCE
     )
@@ -128,7 +130,9 @@ def _save(
         else:
             rows.append(mapping.save_item(index, item))
     out = schemas.SaveOut(palace=palace.label, count=batch.count, failed=batch.failed, items=rows)
-    return out, text.saved(out)
+    given_at = {f"items[{i}].occurred_at": item.occurred_at for i, item in enumerate(items)}
+    out.time_zone_note = zone_note(occurred_at=given.occurred_at, **given_at)
+    return out, text.with_zone_note(text.saved(out), out.time_zone_note)
 
 
 # --- memory_update -------------------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.tokens import token_create
+from ops.management.commands.up import serving_url
 from palace.actors import Actor
 from palace.errors import AtriumError, NotFound
 from palace.origins import InvalidOrigin, normalize_origin
@@ -43,9 +44,20 @@ PROJECT_FILES = {"claude-code": Path(".mcp.json"), "cursor": Path(".cursor") / "
 GIT_TIMEOUT_SECONDS = 10
 
 
-def endpoint(url: str | None) -> str:
-    base = (url or settings.ATRIUM_PUBLIC_URL or "http://127.0.0.1:8000").rstrip("/")
-    return base if base.endswith("/mcp") else f"{base}/mcp"
+def endpoint(url: str | None) -> tuple[str, str]:
+    """The MCP URL and where it came from: --url, else ATRIUM_PUBLIC_URL, else the URL a running `atrium up` for
+    this ATRIUM_HOME recorded (its real port), else 127.0.0.1 on ATRIUM_PORT (what `atrium up` would serve)."""
+    running = serving_url(settings.ATRIUM_HOME)
+    if url:
+        base, source = url, "--url"
+    elif settings.ATRIUM_PUBLIC_URL:
+        base, source = settings.ATRIUM_PUBLIC_URL, "ATRIUM_PUBLIC_URL"
+    elif running:
+        base, source = running, f"the running `atrium up` ({settings.ATRIUM_HOME / 'up.url'})"
+    else:
+        base, source = f"http://127.0.0.1:{settings.ATRIUM_PORT}", "ATRIUM_PORT (no `atrium up` running here)"
+    base = base.rstrip("/")
+    return (base if base.endswith("/mcp") else f"{base}/mcp"), source
 
 
 def with_project_query(url: str, project: str | None) -> str:
@@ -93,7 +105,8 @@ def snippet(*, client: str, url: str, token: str | None, project: str | None = N
     ]
     if project:
         lines.append(f"# the project is on the URL; a client that sends headers may send {PROJECT_HEADER}: {project}")
-    lines.append(f"Check:  curl -s -H 'Authorization: {header}' {url.removesuffix('/mcp')}/api/v1/profile.txt")
+    # Double quotes: the shell expands $ATRIUM_TOKEN in them (single quotes sent the literal text).
+    lines.append(f'Check:  curl -s -H "Authorization: {header}" {url.removesuffix("/mcp")}/api/v1/profile.txt')
     return "\n".join(lines)
 
 
@@ -218,7 +231,8 @@ class Command(BaseCommand):
             raise CommandError("--with-hooks is for --client claude-code (Codex and other clients: see the README)")
         if opts["with_hooks"] and opts["scope"] == "read":
             raise CommandError("--with-hooks needs a write token (capture writes): leave --scope at write")
-        url = endpoint(opts["url"])
+        url, source = endpoint(opts["url"])
+        self.stderr.write(f"Server URL {url.removesuffix('/mcp')} from {source}.")
         project, root = None, None
         if opts["project_from_git"]:
             project, root = git_project(Path(opts["dir"]).resolve())

@@ -58,11 +58,32 @@ def uvicorn_argv(host: str, port: int) -> list[str]:
     return argv
 
 
+def _probe_host(host: str) -> str:
+    """Where this machine reaches a server bound to `host` (a wildcard bind is reached on loopback)."""
+    return "127.0.0.1" if host in {"0.0.0.0", "::"} else host  # noqa: S104
+
+
+def serving_url(home: Path) -> str | None:
+    """The URL a running `atrium up` for `home` serves (ATRIUM_HOME/up.url, written once its web server answered),
+    or None when none runs there (no file, or its up.pid names a process that is gone)."""
+    try:
+        pid = int((home / "up.pid").read_text().strip() or 0)
+        url = (home / "up.url").read_text().strip()
+    except (OSError, ValueError):
+        return None
+    return url if pid and url and embedded._pid_alive(pid) else None
+
+
 class UpLock:
-    """One `atrium up` per ATRIUM_HOME. A lock whose process is gone is stale and is taken over."""
+    """One `atrium up` per ATRIUM_HOME. A lock whose process is gone is stale and is taken over. While it is held,
+    up.url beside it says where this `atrium up` serves (read by `atrium mcp-config`)."""
 
     def __init__(self, home: Path) -> None:
         self.path = home / "up.pid"
+        self.url_path = home / "up.url"
+
+    def record_url(self, url: str) -> None:
+        self.url_path.write_text(url + "\n")
 
     def acquire(self) -> None:
         if self.path.exists():
@@ -81,6 +102,7 @@ class UpLock:
     def release(self) -> None:
         try:
             if self.path.read_text().strip() == str(os.getpid()):
+                self.url_path.unlink(missing_ok=True)
                 self.path.unlink()
         except OSError:
             pass
@@ -157,6 +179,7 @@ class Command(BaseCommand):
             signal.signal(signal.SIGINT, self._on_signal)
             for p in ports:
                 self._wait_ready(host, p)
+            lock.record_url(f"http://{_probe_host(host)}:{ports[0]}")
             self._announce(host, ports)
             while not self.stopping:
                 for name, proc in self.children:
@@ -193,8 +216,7 @@ class Command(BaseCommand):
         self.children.append((name, proc))
 
     def _wait_ready(self, host: str, port: int) -> None:
-        probe_host = "127.0.0.1" if host in {"0.0.0.0", "::"} else host  # noqa: S104
-        url = f"http://{probe_host}:{port}/healthz"
+        url = f"http://{_probe_host(host)}:{port}/healthz"
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not self.stopping:
             try:
