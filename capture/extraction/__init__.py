@@ -11,13 +11,15 @@ from __future__ import annotations
 
 from capture.extraction.candidate import FACT_LIMITS, KINDS, MODES, Candidate, Kind, Mode
 from capture.extraction.condense import condense_episode
-from capture.extraction.echo import RECALL_TOOLS, Scrubbed, scrub_echo
+from capture.extraction.echo import GENERATED_PREFIXES, INTERRUPTED, RECALL_TOOLS, Scrubbed, client_notice, scrub_echo
 from capture.extraction.llm import ExtractionModelError, llm_facts
 from capture.extraction.rules import rule_facts
 from capture.extraction.turn import Method, Summary, TurnExtraction, extract_turn, summarize_session
 
 __all__ = [
     "FACT_LIMITS",
+    "GENERATED_PREFIXES",
+    "INTERRUPTED",
     "KINDS",
     "MODES",
     "RECALL_TOOLS",
@@ -29,6 +31,7 @@ __all__ = [
     "Scrubbed",
     "Summary",
     "TurnExtraction",
+    "client_notice",
     "condense_episode",
     "extract_turn",
     "llm_facts",

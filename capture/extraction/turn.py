@@ -25,7 +25,7 @@ from typing import Literal
 
 from capture.extraction.candidate import FACT_LIMITS, MODES, Candidate
 from capture.extraction.condense import condense_episode
-from capture.extraction.echo import scrub_echo
+from capture.extraction.echo import client_notice, scrub_echo
 from capture.extraction.llm import SUMMARY_CHARS, ExtractionModelError, capture_model, llm_facts, llm_summary
 from capture.extraction.rules import rule_facts
 from memory.text import truncate_to_chars
@@ -76,7 +76,7 @@ def extract_turn(*, text: str, role: str, mode: str) -> TurnExtraction:
     if role not in ROLES:
         raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
     scrubbed = scrub_echo(text)
-    skipped = _not_kept(role=role, mode=mode)
+    skipped = _not_kept(role=role, mode=mode) or client_notice(scrubbed.text)
     if skipped:
         return TurnExtraction(episode="", facts=[], method="rules", fallback_reason=skipped, echoes=scrubbed.removed)
     episode = condense_episode(scrubbed.text)

@@ -94,3 +94,19 @@ def test_the_rule_summary_is_the_first_substantive_user_message() -> None:
     long = summarize_session(turns=[("user", "Please refactor " + "the importer and the estimator " * 20)])
     assert len(long.text) <= 160 and long.text.startswith("Please refactor the importer")
     assert summarize_session(turns=[("user", "hi"), ("assistant", "Hello!")]).text == ""
+
+
+def test_a_client_notice_sent_as_a_user_turn_keeps_nothing() -> None:
+    """The Claude Code hook sends what the transcript holds; "[Request interrupted by user]" and command echoes are
+    the client's words, not the user's (a live capture through the hook stored the notice as an episode)."""
+    said = extract_turn(text="Remember that the deploy key rotates every 90 days.", role="user", mode="light")
+    assert said.episode and said.facts  # the positive control: something said is kept
+    for notice in (
+        "[Request interrupted by user]",
+        "[Request interrupted by user for tool use]",
+        "<command-name>/clear</command-name>\n<command-message>clear</command-message>",
+        "<local-command-stdout></local-command-stdout>",
+    ):
+        kept = extract_turn(text=notice, role="user", mode="eager")
+        assert (kept.episode, kept.facts) == ("", []), notice
+        assert "not something said" in kept.fallback_reason
