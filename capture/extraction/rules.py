@@ -1,7 +1,8 @@
 """The rule extractor: candidate facts found by documented patterns, in English and Chinese, without a model.
 
 Precision over recall: a rule that fires should be right. A turn is cut into sentences (on . ! ? ; 。！？； and
-line breaks); fenced code, indented code and quoted lines (``> …``) are removed first, and a sentence is skipped
+line breaks; a Chinese sentence's clauses after a comma are tried too, since Chinese strings clauses with
+commas); fenced code, indented code and quoted lines (``> …``) are removed first, and a sentence is skipped
 when it is a question (ends in ? or ？, or a ZH question particle 吗/呢), a hypothetical (if, what if, suppose,
 imagine, maybe, perhaps, might, could, unless, whether, in case; 如果, 假如, 要是, 假设, 万一, 也许, 或许, 是否,
 要不要), looks like code (operators, braces, a shell prompt), or when its trigger stands inside quotes ("…", “…”,
@@ -16,7 +17,8 @@ The patterns (name: kind, confidence — triggers):
   我不喜欢 at the start. Not "I'd like" / "I would like" (a request), nor when the object points back into the
   conversation ("I like this", "I like your approach", 我喜欢这个).
 - ``decided``: decision, 0.5 — "we decided", "we've decided", "I have decided", "we agreed", "the decision is";
-  决定 after 我们/我/团队/已经/最终/最后 or at the start (决定：…), not after 没/未/不/还没/你/由.
+  决定 after 我们/我/团队/大家 (with 之前/已经/最终/当时… between), 已经/最终/最后, or at the start (决定：…), not
+  after 没/未/不/还没/你/由.
 - ``go_with``: decision, 0.5 — "let's go with", "we'll go with", "we're going with", "let's stick with", "let's
   switch to"; 就用, 那就用 at the start, 就这么定了. Not when the object only points back (it, this, the second
   option, 这个).
@@ -24,7 +26,7 @@ The patterns (name: kind, confidence — triggers):
   "please" too) or after "we" / "you should"; "don't ever"; 总是 / 永远不要 / 永远别 / 一律 / 不要再 at the start or
   after 请/我们/你要. Not "never mind", "almost never", "not always", 他总是….
 - ``from_now_on``: preference, 0.5 — "from now on", "going forward", "henceforth", "in future" at the start;
-  从现在开始, 从今以后, 以后都, 今后.
+  从现在开始, 从今以后, 以后…都 (以后提交信息都用英文写), 今后.
 - ``remember``: fact, 0.6 — "remember that X", "remember: X", "remember, X", "please remember X", "don't forget
   that X", "keep in mind that X", "note that X" at the start; 记住 / 请记住 at the start (记住：X). The candidate is
   X. Not "do you remember", "I don't remember", "remember when", "remember to …", 你还记得吗, 记不住, 记住了吗.
@@ -58,7 +60,9 @@ _HYPOTHETICAL = re.compile(
 )
 _CODE = re.compile(r"[{}<>]|==|=>|->|::|\w\(\)|^\s*[$#>%]\s|;\s*$|^\s*(?:def|class|import|return|const|let|var)\s")
 _FILLER = re.compile(
-    r"^(?:(?:ok(?:ay)?|so|well|hmm+|and|but|also|btw|oh|yes|yeah|alright|right|好的?|嗯|那么?|另外)[,，\s]+)+", re.I
+    r"^(?:(?:ok(?:ay)?|so|well|hmm+|and|but|also|btw|oh|yes|yeah|alright|right|好的?|嗯|那么?|另外)[,，\s]+"
+    r"|(?:另外|还有|对了)(?=[\u3400-\u9fff]))+",  # Chinese runs its connectives into the next word: 另外记住：…
+    re.I,
 )
 # An object that points back into the conversation ("I like this", 就用这个): not a standalone fact.
 _POINTER = re.compile(
@@ -109,7 +113,7 @@ RULES: tuple[Rule, ...] = (
         re.compile(
             r"\b(?:we|I|the team)(?:'ve| have| had)?(?: (?:already|finally|just|now|officially|all))? "
             r"(?:decided|agreed)\b|\bthe decision is\b"
-            r"|(?:^|我们|我|团队|已经|最终|最后|大家)(?<![没未不你由])决定(?!了吗|吗)",
+            r"|(?:^|(?:我们|我|团队|大家)(?:之前|已经|最终|最后|当时|刚才|都)?|已经|最终|最后)(?<![没未不你由])决定(?!了吗|吗)",
             re.IGNORECASE,
         ),
         True,
@@ -143,7 +147,9 @@ RULES: tuple[Rule, ...] = (
         "preference",
         0.5,
         re.compile(
-            r"^(?:from now on|going forward|henceforth|in future|in the future)\b|从现在开始|从今以后|以后都|今后", re.I
+            r"^(?:from now on|going forward|henceforth|in future|in the future)\b"
+            r"|从现在开始|从今以后|以后[^，,。]{0,12}?都|今后",
+            re.I,
         ),
         True,
     ),
@@ -182,6 +188,12 @@ def rule_facts(text: str, *, limit: int) -> list[Candidate]:
     seen: set[str] = set()
     for position, sentence in enumerate(sentences(text)):
         candidate = _match(sentence)
+        # Chinese strings clauses with commas: 用 httpx，不要用 requests，我更喜欢 httpx 的超时设置方式。 A trigger that
+        # must open its sentence may open a clause after a comma; the candidate runs from there to the sentence's end.
+        tails = (sentence[comma.end() :] for comma in re.finditer("，", sentence))
+        clauses = candidate is None and re.search(f"[{_CJK}]", sentence) and not _ruled_out(sentence)
+        while clauses and candidate is None and (tail := next(tails, None)) is not None:
+            candidate = _match(tail.strip())
         if candidate is not None and candidate.content.casefold() not in seen:
             seen.add(candidate.content.casefold())
             found.append((position, candidate))
@@ -204,8 +216,13 @@ def sentences(text: str) -> list[str]:
     return out
 
 
+def _ruled_out(sentence: str) -> bool:
+    """A question, a hypothetical or code: no rule reads it (nor, in Chinese, any clause of it)."""
+    return bool(_QUESTION.search(sentence) or _HYPOTHETICAL.search(sentence) or _CODE.search(sentence))
+
+
 def _match(sentence: str) -> Candidate | None:
-    if _QUESTION.search(sentence) or _HYPOTHETICAL.search(sentence) or _CODE.search(sentence):
+    if _ruled_out(sentence):
         return None
     masked = _QUOTED.sub(lambda m: "\x00" * len(m.group()), sentence)  # a trigger inside quotes is not the speaker's
     for rule in RULES:

@@ -182,3 +182,31 @@ def test_realistic_sentences_and_the_precision_of_what_the_rules_extract() -> No
     extracted = sum(len(case["rules"]) for case in cases)
     right = sum(sum(case["right"]) for case in cases)
     assert extracted >= 20 and right / extracted >= 0.9, (right, extracted)
+
+
+def test_chinese_clauses_after_a_comma_connectives_run_in_and_words_between() -> None:
+    """The Chinese session of the test transcripts, as people write: the trigger after a comma (我更喜欢), a connective
+    run into the next word (另外记住), words between the subject and 决定, and 以后…都. Each had found nothing."""
+    found = {
+        text: [c.content for c in rule_facts(text, limit=5)]
+        for text in (
+            "用 httpx，不要用 requests，我更喜欢 httpx 的超时设置方式。",
+            "不对，我们之前决定的是最多重试 5 次，指数退避。",
+            "以后提交信息都用英文写，PR 描述可以用中文。",
+            "另外记住：测试数据库的端口是 5433，不是 5432。",
+        )
+    }
+    assert list(found.values()) == [
+        ["我更喜欢 httpx 的超时设置方式。"],
+        ["我们之前决定的是最多重试 5 次，指数退避。"],
+        ["以后提交信息都用英文写，PR 描述可以用中文。"],
+        ["测试数据库的端口是 5433，不是 5432。"],
+    ]
+    for near_miss in (
+        "用 httpx，你是不是更喜欢 requests？",  # a question
+        "我们还没决定用哪个，先都试试。",  # not decided
+        "以后再说，先不管。",  # 以后 without 都: no rule
+        "如果要换库，我更喜欢 httpx。",  # a hypothetical, also in a later clause
+        "另外这个也改一下。",  # a connective, then nothing a rule reads
+    ):
+        assert rule_facts(near_miss, limit=5) == [], near_miss
