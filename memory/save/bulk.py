@@ -189,9 +189,10 @@ def _save_chunk(
 
 
 def _recheck_context(*, palace: Palace, chunk: Chunk) -> None:
-    """A session whose first item was embedded with a context the caller gave: read its latest memory now, and
-    embed that item again when it differs (the caller's earlier items merged or failed), so the vector is exactly
-    the one a chunk prepared now would get."""
+    """A session whose first item was prepared with a context the caller gave: read its latest memory now, and when
+    it differs (the caller's earlier items merged or failed) derive that item's texts again, and embed it again if
+    its embedding text changed, so both are exactly what a chunk prepared now would get. (The search text carries
+    the context; the embedding text today does not, memory.text.build_embedding_text.)"""
     stale: list[int] = []
     for session, (pos, used) in chunk.firsts.items():
         if session in chunk.previous:
@@ -199,8 +200,10 @@ def _recheck_context(*, palace: Palace, chunk: Chunk) -> None:
         prev = chunk.previous[session] = previous_in_session(palace=palace, source_session=session)
         actual = prev.content if prev is not None else ""
         if actual != used:
+            before = chunk.texts[pos][1]
             chunk.texts[pos] = derive_texts(chunk.prepared[pos][1], actual)
-            stale.append(pos)
+            if chunk.texts[pos][1] != before:
+                stale.append(pos)
     if stale and chunk.embedded and chunk.vectors:
         vectors, degraded = embed_texts([chunk.texts[pos][1] for pos in stale])
         for pos, vector in zip(stale, vectors, strict=True):
