@@ -13,7 +13,7 @@ from django.test import override_settings
 
 from memory.models import Edge, Memory
 from memory.providers import configure_openmp, set_embedder
-from memory.save import ItemError, SaveItem, SaveResult, memory_save, memory_save_batch, pipeline
+from memory.save import ItemError, SaveItem, SaveResult, memory_save, memory_save_batch
 from palace.actors import Actor
 from palace.errors import InvalidInput
 from palace.models import OpLog, Palace, Slot
