@@ -10,6 +10,7 @@ A correction inherits the slot of what it replaces and a merge keeps the existin
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db.models import Max
@@ -87,3 +88,48 @@ def slot_assign(*, palace: Palace, kind: str, actor: Actor, inherit: Slot | None
     last = TourStop.objects.filter(palace=palace).aggregate(m=Max("seq"))["m"] or 0
     TourStop.objects.create(palace=palace, seq=last + 1, slot=slot)
     return slot
+
+
+@dataclass
+class SlotAllocator:
+    """Slots for many new memories of one palace inside one transaction (a bulk save, memory/save/bulk.py): what
+    `slot_assign` asks per memory (lock the palace, the kind's last room, its highest slot, the tour's last stop) is
+    asked once per chunk and counted here, so a slot costs its two inserts. Numbers stay exactly those
+    `slot_assign` would give: the palace row is locked on the first slot and stays locked until the transaction
+    ends, so no other writer can slot in between. A caller whose savepoint rolls back after a slot was given calls
+    `forget()` (the counted room or numbers may no longer exist), and the next slot reads afresh."""
+
+    palace: Palace
+    actor: Actor
+    _locked: bool = False
+    _rooms: dict[str, tuple[Room | None, int]] = field(default_factory=dict)  # kind -> (last room, highest number)
+    _last_stop: int | None = None
+
+    def assign(self, kind: str) -> Slot:
+        if kind not in ROOM_NAMES:
+            raise InvalidInput(f"unknown memory kind {kind!r}", field="kind")
+        if not self._locked:
+            Palace.objects.select_for_update().filter(pk=self.palace.pk).values_list("pk", flat=True).first()
+            self._locked = True
+        if kind not in self._rooms:
+            room = Room.objects.filter(palace=self.palace, kind=kind).order_by("-ordinal").first()
+            used = (Slot.objects.filter(room=room).aggregate(m=Max("number"))["m"] or 0) if room is not None else 0
+            self._rooms[kind] = (room, used)
+        room, used = self._rooms[kind]
+        if room is None or used >= room.capacity:
+            ordinal = 1 if room is None else room.ordinal + 1
+            room, used = _open_room(palace=self.palace, kind=kind, ordinal=ordinal, actor=self.actor), 0
+        slot = Slot.objects.create(palace=self.palace, room=room, number=used + 1)
+        self._rooms[kind] = (room, used + 1)
+        if self._last_stop is None:
+            self._last_stop = TourStop.objects.filter(palace=self.palace).aggregate(m=Max("seq"))["m"] or 0
+        self._last_stop += 1
+        TourStop.objects.create(palace=self.palace, seq=self._last_stop, slot=slot)
+        return slot
+
+    def forget(self) -> None:
+        """Lock and read the rooms and the tour afresh on the next slot (a lock taken inside a savepoint that rolled
+        back was released with it)."""
+        self._locked = False
+        self._rooms.clear()
+        self._last_stop = None

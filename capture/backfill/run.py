@@ -12,7 +12,15 @@ One batch, ATRIUM_BACKFILL_BATCH_TURNS turns in (session, index) order:
    capture.turn op row each, and the run's progress counts. A worker killed mid-batch rolls all of it back, so the
    restarted run saves the batch's turns again from scratch, and no turn is stored twice.
 
-Between batches the run reads `pause_requested` (→ paused). A session whose turns are all done gets its one-sentence
+Look-ahead: while a batch is written, the next one is already planned and prepared, and its embedding runs on a
+second thread (the embedder needs no database and releases the GIL), so the run is bound by the embedder, not by
+the sum of embedding and writing. The next batch's first item of a session that continues is embedded with the last
+item this batch keeps as its context; memory_chunk_save checks that it became the session's latest memory and
+derives the item's texts again when it did not (a merge, a failed batch), so every text and vector is the one a
+sequential run gives.
+
+Between batches the run reads `pause_requested` (→ paused; a batch made ready ahead is dropped, its turns stay
+pending). A session whose turns are all done gets its one-sentence
 summary (capture.processing, which labels it "llm" or "rules"). One worker runs a run at a time: a PostgreSQL
 advisory lock on the run id, held at the connection's session level, dies with a killed worker's connection, so
 `backfill_requeue_stale` (at worker start) can tell a run left "running" by a dead worker from a live one.
@@ -21,10 +29,12 @@ advisory lock on the run id, held at the connection's session level, dies with a
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -37,11 +47,19 @@ from capture.backfill.progress import backfill_progress_publish
 from capture.extraction import extract_turn
 from capture.models import BackfillRun, CaptureSession, CaptureTurn
 from capture.processing import FACT_CONFIDENCE, MAX_ATTEMPTS, capture_session_process
-from memory.save import ItemError, SaveItem, SaveResult, memory_save_bulk
+from memory.save import (
+    Chunk,
+    ItemError,
+    SaveItem,
+    SaveResult,
+    memory_chunk_embed,
+    memory_chunk_prepare,
+    memory_chunk_save,
+)
 from memory.text import truncate_to_chars
 from palace.actors import Actor
 from palace.models import Palace
-from palace.oplog import oplog_write
+from palace.oplog import OpEntry, oplog_write, oplog_write_many
 
 log = logging.getLogger(__name__)
 
@@ -89,23 +107,22 @@ def backfill_run_process(*, run_id: int, batch_turns: int | None = None) -> RunR
         _begin(run)
         actor, tried = Actor.for_user(run.user), set[int]()
         began, done_here = time.monotonic(), 0
-        while True:
-            if BackfillRun.objects.filter(pk=run.pk, pause_requested=True).exists():
-                _stop(run, State.PAUSED, phase="paused")
-                result.state = run.state
-                return result
-            batch = list(
-                CaptureTurn.objects.filter(session__backfill_run=run, state=PENDING)
-                .exclude(pk__in=tried)
-                .select_related("session__palace")
-                .order_by("session_id", "index")[:batch_turns]
-            )
-            if not batch:
-                break
-            tried.update(t.pk for t in batch)
-            done_here += _batch(run=run, actor=actor, turns=batch, began=began, done_before=done_here)
-            result.batches += 1
-            _summarise_finished(run=run, sessions={t.session_id for t in batch})
+        # One thread embeds the next batch while this one is written (module docstring, "Look-ahead").
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="backfill-embed")
+        try:
+            ahead = _next_batch(run=run, tried=tried, batch_turns=batch_turns, pool=pool, context={})
+            while ahead is not None:
+                if BackfillRun.objects.filter(pk=run.pk, pause_requested=True).exists():
+                    _stop(run, State.PAUSED, phase="paused")  # the batch made ready is dropped: its turns stay pending
+                    result.state = run.state
+                    return result
+                current = ahead
+                ahead = _next_batch(run=run, tried=tried, batch_turns=batch_turns, pool=pool, context=current.context)
+                done_here += _write(run=run, actor=actor, ready=current, began=began, done_before=done_here)
+                result.batches += 1
+                _summarise_finished(run=run, sessions={t.session_id for t in current.turns})
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
         result.turns = done_here
         _summarise_finished(run=run, sessions=None)  # a run restarted after a crash may have missed some
         left = CaptureTurn.objects.filter(session__backfill_run=run, state=PENDING).count()
@@ -202,8 +219,37 @@ def _plan(turn: CaptureTurn) -> tuple[_Planned, list[SaveItem]]:
     return planned, items
 
 
-def _batch(*, run: BackfillRun, actor: Actor, turns: Sequence[CaptureTurn], began: float, done_before: int) -> int:
-    """Steps 1-3 for one batch; the number of turns it finished (0 when the batch failed and was rolled back)."""
+@dataclass
+class _Ready:
+    """A batch made ready to write: its turns planned, a chunk per palace prepared, their embedding under way."""
+
+    turns: list[CaptureTurn]
+    planned: list[_Planned]
+    chunks: list[tuple[Palace, Chunk, list[_Planned]]]
+    embedding: Future[Any] | None
+    context: dict[str, str]  # each session's last kept item: the context of its first item in the next batch
+
+
+def _next_batch(
+    *, run: BackfillRun, tried: set[int], batch_turns: int, pool: ThreadPoolExecutor, context: dict[str, str]
+) -> _Ready | None:
+    """The next pending turns (not tried by this call yet), made ready (`_ready`); None when there are none."""
+    turns = list(
+        CaptureTurn.objects.filter(session__backfill_run=run, state=PENDING)
+        .exclude(pk__in=tried)
+        .select_related("session__palace")
+        .order_by("session_id", "index")[:batch_turns]
+    )
+    if not turns:
+        return None
+    tried.update(t.pk for t in turns)
+    return _ready(run=run, turns=turns, pool=pool, context=context)
+
+
+def _ready(*, run: BackfillRun, turns: list[CaptureTurn], pool: ThreadPoolExecutor, context: dict[str, str]) -> _Ready:
+    """Steps 1 and the first half of 2 for one batch: plan each turn, prepare its palace's chunk, and start embedding
+    on `pool`. `context`: the previous batch's last kept item per session, which its writes are about to make the
+    session's latest memory (memory_chunk_save checks that before writing, and embeds again where it is not)."""
     planned: list[_Planned] = []
     by_palace: dict[int, tuple[Palace, list[SaveItem], list[_Planned]]] = {}
     for turn in turns:
@@ -219,21 +265,30 @@ def _batch(*, run: BackfillRun, actor: Actor, turns: Sequence[CaptureTurn], bega
             one.first, one.count = len(queue), len(items)
             queue += items
             owners.append(one)
+    ready = _Ready(turns=turns, planned=planned, chunks=[], embedding=None, context={})
+    now = timezone.now()
+    for palace, items, owners in by_palace.values():
+        chunk = memory_chunk_prepare(palace=palace, items=items, now=now, context=context)
+        ready.chunks.append((palace, chunk, owners))
+        ready.context.update((p.source_session, p.content) for _, p in chunk.prepared if p.source_session)
+    if ready.chunks:
+        ready.embedding = pool.submit(lambda: [memory_chunk_embed(c) for _, c, _ in ready.chunks])
+    return ready
+
+
+def _write(*, run: BackfillRun, actor: Actor, ready: _Ready, began: float, done_before: int) -> int:
+    """The second half of step 2, and step 3, for one batch; the number of turns it finished (0 when the batch failed
+    and was rolled back)."""
+    planned = ready.planned
     if not planned:
         return 0
     now = timezone.now()
     try:
+        if ready.embedding is not None:
+            ready.embedding.result()
         with transaction.atomic():
-            for palace, items, owners in by_palace.values():
-                saved = memory_save_bulk(
-                    palace=palace,
-                    actor=actor,
-                    items=items,
-                    source="backfill",
-                    now=now,
-                    chunk_items=len(items),
-                ).items
-                _outcomes(owners, saved)
+            for palace, chunk, owners in ready.chunks:
+                _outcomes(owners, memory_chunk_save(palace=palace, actor=actor, chunk=chunk, source="backfill"))
             _finish(run=run, actor=actor, planned=planned, now=now, began=began, done_before=done_before)
     except Exception as exc:  # the batch rolled back whole: its turns are retried (by this run, then a resume)
         log.exception("backfill run %s: a batch failed", run.pk)
@@ -262,31 +317,32 @@ def _finish(
         turn.state, turn.method, turn.fallback_reason = one.state, one.method, one.reason[:200]
         turn.memory_ids, turn.processed_at, turn.error = one.memory_ids, now, ""
         turn.attempts += 1
-    CaptureTurn.objects.bulk_update(
-        [p.turn for p in planned],
-        ["state", "method", "fallback_reason", "memory_ids", "processed_at", "error", "attempts"],
+    _mark(planned, now=now)
+    oplog_write_many(  # one insert for the batch's turns
+        op="capture.turn",
+        actor=actor,
+        entries=[
+            OpEntry(
+                palace=one.turn.session.palace,
+                target_kind="capture_turn",
+                target_id=one.turn.pk,
+                detail={
+                    "session": one.turn.session.key,
+                    "turn": one.turn.index,
+                    "role": one.turn.role,
+                    "state": one.state,
+                    "method": one.method,
+                    "fallback": one.reason,
+                    "memories": one.memory_ids,
+                    "dispositions": one.dispositions,
+                    "echoes": one.echoes,
+                    "source": "backfill",
+                    "run": run.pk,
+                },
+            )
+            for one in planned
+        ],
     )
-    for one in planned:
-        oplog_write(
-            op="capture.turn",
-            actor=actor,
-            palace=one.turn.session.palace,
-            target_kind="capture_turn",
-            target_id=one.turn.pk,
-            detail={
-                "session": one.turn.session.key,
-                "turn": one.turn.index,
-                "role": one.turn.role,
-                "state": one.state,
-                "method": one.method,
-                "fallback": one.reason,
-                "memories": one.memory_ids,
-                "dispositions": one.dispositions,
-                "echoes": one.echoes,
-                "source": "backfill",
-                "run": run.pk,
-            },
-        )
     run.refresh_from_db(fields=["counts"])
     counts = dict(run.counts)
     skipped = Counter(counts.get("skipped") or {})
@@ -308,6 +364,34 @@ def _finish(
     run.counts = counts
     BackfillRun.objects.filter(pk=run.pk).update(counts=counts)  # never the pause flag another request sets
     backfill_progress_publish(run=run)
+
+
+# The batch's turns in one statement: bulk_update's CASE per field and row cost more Python than the save itself.
+_MARK_SQL = """
+UPDATE capture_captureturn AS t
+SET state = v.state, method = v.method, fallback_reason = v.reason, memory_ids = v.ids::jsonb,
+    attempts = v.attempts, processed_at = %s, error = ''
+FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[], %s::int[])
+     AS v(id, state, method, reason, ids, attempts)
+WHERE t.id = v.id
+"""
+
+
+def _mark(planned: Sequence[_Planned], *, now: datetime) -> None:
+    turns = [p.turn for p in planned]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _MARK_SQL,
+            [
+                now,
+                [t.pk for t in turns],
+                [t.state for t in turns],
+                [t.method for t in turns],
+                [t.fallback_reason for t in turns],
+                [json.dumps(t.memory_ids) for t in turns],
+                [t.attempts for t in turns],
+            ],
+        )
 
 
 def _fail(turns: Sequence[CaptureTurn], error: str) -> None:

@@ -17,7 +17,7 @@ from memory.judge.config import (
     key_mask,
 )
 from memory.judge.dispositions import ACCEPT, DEFER, DROP, MERGE, Disposition, Neighbour, dispose
-from memory.judge.rulings import Judged, adjudications_record, describe, judge_dispose, save_hint
+from memory.judge.rulings import Judged, adjudications_prune, adjudications_record, describe, judge_dispose, save_hint
 from memory.judge.selectors import adjudication_why, adjudications_for_edges, adjudications_recent, contradictions_open
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "Neighbour",
     "adjudication_why",
     "adjudications_for_edges",
+    "adjudications_prune",
     "adjudications_recent",
     "adjudications_record",
     "contradictions_open",

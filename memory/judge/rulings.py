@@ -244,9 +244,16 @@ def judge_dispose(
 
 
 def adjudications_record(
-    *, palace: Palace, judged: Judged, new_memory: Memory | None, new_text: str, edges: dict[int, Edge]
+    *,
+    palace: Palace,
+    judged: Judged,
+    new_memory: Memory | None,
+    new_text: str,
+    edges: dict[int, Edge],
+    prune: bool = True,
 ) -> list[Adjudication]:
-    """Persist the rulings (inside the save's transaction), then prune the palace's oldest beyond the bound."""
+    """Persist the rulings (inside the save's transaction), then prune the palace's oldest beyond the bound
+    (`prune` False: a bulk save prunes once for its chunk, `adjudications_prune`)."""
     rows = Adjudication.objects.bulk_create(
         [
             Adjudication(
@@ -273,15 +280,21 @@ def adjudications_record(
         palace_id = palace.pk  # tell the Judge pages of its members once the save commits
         payload = {"palace_id": palace_id}
         transaction.on_commit(lambda: events.publish(kind="judge", payload=payload, palace_id=palace_id))
-        keep = settings.ATRIUM_JUDGE_KEEP
-        cut = Adjudication.objects.filter(palace=palace).order_by("-id").values_list("id", flat=True)[keep : keep + 1]
-        cut_id = next(iter(cut), None)
-        if cut_id is not None:
-            # A ruling an open contradiction points to is its only explanation ("why was this deferred?"): it stays
-            # until the edge is decided, however old.
-            open_edge = Q(edge__kind=Edge.Kind.CONTRADICTS, edge__status=Edge.Status.PENDING)
-            Adjudication.objects.filter(palace=palace, id__lte=cut_id).exclude(open_edge).delete()
+        if prune:
+            adjudications_prune(palace=palace)
     return rows
+
+
+def adjudications_prune(*, palace: Palace) -> None:
+    """Delete the palace's rulings beyond the newest ATRIUM_JUDGE_KEEP (inside the caller's transaction)."""
+    keep = settings.ATRIUM_JUDGE_KEEP
+    cut = Adjudication.objects.filter(palace=palace).order_by("-id").values_list("id", flat=True)[keep : keep + 1]
+    cut_id = next(iter(cut), None)
+    if cut_id is not None:
+        # A ruling an open contradiction points to is its only explanation ("why was this deferred?"): it stays
+        # until the edge is decided, however old.
+        open_edge = Q(edge__kind=Edge.Kind.CONTRADICTS, edge__status=Edge.Status.PENDING)
+        Adjudication.objects.filter(palace=palace, id__lte=cut_id).exclude(open_edge).delete()
 
 
 def describe(n: Neighbour) -> str:

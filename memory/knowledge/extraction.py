@@ -453,8 +453,8 @@ def _resolve(
                 by_key.setdefault(k, entity)
         else:
             entity = found
-            _enrich(entity, m, key=key, alias_keys=alias_keys, now=now)
-            touched[entity.pk] = entity
+            if _enrich(entity, m, key=key, alias_keys=alias_keys, now=now):
+                touched[entity.pk] = entity
         if entity.pk not in {e.pk for e, _ in resolved}:
             resolved.append((entity, m.source))
     for entity in touched.values():
@@ -462,21 +462,25 @@ def _resolve(
     return resolved, created
 
 
-def _enrich(entity: Entity, m: Mention, *, key: str, alias_keys: list[str], now: datetime) -> None:
+def _enrich(entity: Entity, m: Mention, *, key: str, alias_keys: list[str], now: datetime) -> bool:
     """A reused entity: stamp the mention; an agent's aliases join its own, and a stated or model kind replaces
-    "other". The rules never rename or re-kind an entity."""
+    "other". The rules never rename or re-kind an entity. Whether anything changed (a bulk save stamps many
+    mentions with one `now`: the second one changes nothing and is not written)."""
+    changed = False
     if entity.last_mentioned_at is None or entity.last_mentioned_at < now:
-        entity.last_mentioned_at = now
+        entity.last_mentioned_at, changed = now, True
     if m.source in (AGENT, MODEL) and entity.kind == Entity.Kind.OTHER and m.kind != Entity.Kind.OTHER:
-        entity.kind = m.kind
+        entity.kind, changed = m.kind, True
     if m.source != AGENT:
-        return
+        return changed
     names = [m.name, *m.aliases] if key != entity.key else list(m.aliases)
     for name in names:
         k = normalise(name)
         if k and k != entity.key and k not in entity.alias_keys:
             entity.aliases = [*entity.aliases, name]
             entity.alias_keys = [*entity.alias_keys, k]
+            changed = True
+    return changed
 
 
 def entities_link(*, palace: Palace, memory_id: int, extraction: Extraction, now: datetime) -> Linked:

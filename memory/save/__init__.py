@@ -5,7 +5,17 @@ a new memory's importance (importance.py)."""
 
 from __future__ import annotations
 
-from memory.save.bulk import MAX_BATCH_ITEMS, BatchResult, ItemError, memory_save_batch, memory_save_bulk
+from memory.save.bulk import (
+    MAX_BATCH_ITEMS,
+    BatchResult,
+    Chunk,
+    ItemError,
+    memory_chunk_embed,
+    memory_chunk_prepare,
+    memory_chunk_save,
+    memory_save_batch,
+    memory_save_bulk,
+)
 from memory.save.derived_texts import derive_texts, embed_texts
 from memory.save.importance import importance_for
 from memory.save.input import ITEM_FIELDS, MAX_PLACARD_CHARS, SOURCES, Prepared, SaveItem, check_source, prepare_item
@@ -18,6 +28,7 @@ __all__ = [
     "MAX_PLACARD_CHARS",
     "SOURCES",
     "BatchResult",
+    "Chunk",
     "ItemError",
     "Prepared",
     "SaveItem",
@@ -27,6 +38,9 @@ __all__ = [
     "derive_texts",
     "embed_texts",
     "importance_for",
+    "memory_chunk_embed",
+    "memory_chunk_prepare",
+    "memory_chunk_save",
     "memory_save",
     "memory_save_batch",
     "memory_save_bulk",

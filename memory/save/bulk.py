@@ -8,27 +8,41 @@ door (`memory_save_batch`), an import merge (ops.portability), a capture of a se
    rules dispose, and the ruling behind every `contradicts` edge a bulk save opens is recorded as the rules', with
    the fallback `bulk` (memory.judge), so the Judge page can say why each edge exists;
 3. items are written in order, each in its own savepoint, so a later item that restates an earlier one MERGEs into
-   it (in-batch dedup) and one failing item is reported at its index without blocking the rest.
+   it (in-batch dedup) and one failing item is reported at its index without blocking the rest;
+4. a chunk is written in one transaction (a savepoint when the caller has one open) holding the palace's lock from
+   its first item to its last, so what a save asks per item is asked once per chunk and then kept here: the lock
+   itself, the rooms and tour a slot is counted from (palace.slots.SlotAllocator), the previous memory of each
+   session. A failed item's savepoint rolls back its writes: the allocator reads afresh.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
+from memory.judge import adjudications_prune
+from memory.models import Memory
 from memory.save.derived_texts import derive_texts, embed_texts
 from memory.save.input import Prepared, SaveItem, check_source, prepare_item
-from memory.save.pipeline import SaveResult, dropped, extract_entities, previous_in_session, save_prepared
+from memory.save.pipeline import (
+    SaveResult,
+    dropped,
+    extract_entities,
+    lock_palace,
+    previous_in_session,
+    save_prepared,
+)
 from memory.save.tombstones import has_forgotten
 from palace.actors import Actor
 from palace.errors import InvalidInput
 from palace.models import Palace
+from palace.slots import SlotAllocator
 
 log = logging.getLogger(__name__)
 
@@ -91,15 +105,38 @@ def memory_save_bulk(
     return BatchResult(count=len(items), items=results, failed=sum(isinstance(r, ItemError) for r in results))
 
 
-def _save_chunk(
+@dataclass
+class Chunk:
+    """A chunk's items made ready to write: cleaned (`prepared`, or a result already: invalid, dropped), their search
+    and embedding texts, and their vectors once `memory_chunk_embed` ran. A backfill prepares and embeds its next
+    batch while this one is written (capture/backfill/run.py); the embedder needs no database, so that can run on
+    another thread."""
+
+    offset: int
+    now: datetime
+    results: list[SaveResult | ItemError | None]
+    prepared: list[tuple[int, Prepared]]
+    texts: list[tuple[str, str]]
+    # The context each session's first item was embedded with (the session's latest memory before the chunk), and
+    # that memory where it was read here; a session whose context a caller gave is read again before writing.
+    firsts: dict[str, tuple[int, str]] = field(default_factory=dict)
+    previous: dict[str, Memory | None] = field(default_factory=dict)
+    vectors: list[list[float] | None] = field(default_factory=list)
+    degraded: list[str] = field(default_factory=list)
+    embedded: bool = False
+
+
+def memory_chunk_prepare(
     *,
     palace: Palace,
-    actor: Actor,
     items: Sequence[SaveItem | Mapping[str, Any]],
-    offset: int,
-    source: str,
     now: datetime,
-) -> list[SaveResult | ItemError]:
+    offset: int = 0,
+    context: Mapping[str, str] | None = None,
+) -> Chunk:
+    """Clean the items and derive their texts. The embedding text carries the previous turn of the same session:
+    for a session's first item the session's latest memory (`context`: what the caller knows it will be once its
+    earlier writes are done; it is checked before this chunk is written), for the next ones the item before."""
     results: list[SaveResult | ItemError | None] = [None] * len(items)
     prepared: list[tuple[int, Prepared]] = []
     for i, raw in enumerate(items):
@@ -113,41 +150,113 @@ def _save_chunk(
             results[i] = dropped(p)
         else:
             prepared.append((i, p))
-    # Context (the previous turn) for the embedding text is only known for the first item of each session before
-    # writing; later items of the same session in this chunk use the item before them.
-    texts: list[tuple[str, str]] = []
-    previous_content: dict[str, str] = {}
-    for _, p in prepared:
-        if p.source_session and p.source_session not in previous_content:
-            prev = previous_in_session(palace=palace, source_session=p.source_session)
-            previous_content[p.source_session] = prev.content if prev is not None else ""
-        texts.append(derive_texts(p, previous_content.get(p.source_session, "")))
-        if p.source_session:
-            previous_content[p.source_session] = p.content
-    vectors, degraded = embed_texts([embedding for _, embedding in texts]) if prepared else ([], [])
+    chunk = Chunk(offset=offset, now=now, results=results, prepared=prepared, texts=[])
+    last: dict[str, str] = {}
+    for pos, (_, p) in enumerate(prepared):
+        session = p.source_session
+        if session and session not in last:
+            if context is not None and session in context:
+                last[session] = context[session]
+            else:
+                prev = chunk.previous[session] = previous_in_session(palace=palace, source_session=session)
+                last[session] = prev.content if prev is not None else ""
+            chunk.firsts[session] = (pos, last[session])
+        chunk.texts.append(derive_texts(p, last.get(session, "")))
+        if session:
+            last[session] = p.content
+    return chunk
+
+
+def memory_chunk_embed(chunk: Chunk) -> Chunk:
+    """The chunk's vectors, in one embedder call; touches no database (another thread may run it)."""
+    if chunk.prepared and not chunk.embedded:
+        chunk.vectors, chunk.degraded = embed_texts([embedding for _, embedding in chunk.texts])
+    chunk.embedded = True
+    return chunk
+
+
+def _save_chunk(
+    *,
+    palace: Palace,
+    actor: Actor,
+    items: Sequence[SaveItem | Mapping[str, Any]],
+    offset: int,
+    source: str,
+    now: datetime,
+) -> list[SaveResult | ItemError]:
+    chunk = memory_chunk_embed(memory_chunk_prepare(palace=palace, items=items, now=now, offset=offset))
+    return memory_chunk_save(palace=palace, actor=actor, chunk=chunk, source=source)
+
+
+def _recheck_context(*, palace: Palace, chunk: Chunk) -> None:
+    """A session whose first item was prepared with a context the caller gave: read its latest memory now, and when
+    it differs (the caller's earlier items merged or failed) derive that item's texts again, and embed it again if
+    its embedding text changed, so both are exactly what a chunk prepared now would get. (The search text carries
+    the context; the embedding text today does not, memory.text.build_embedding_text.)"""
+    stale: list[int] = []
+    for session, (pos, used) in chunk.firsts.items():
+        if session in chunk.previous:
+            continue
+        prev = chunk.previous[session] = previous_in_session(palace=palace, source_session=session)
+        actual = prev.content if prev is not None else ""
+        if actual != used:
+            before = chunk.texts[pos][1]
+            chunk.texts[pos] = derive_texts(chunk.prepared[pos][1], actual)
+            if chunk.texts[pos][1] != before:
+                stale.append(pos)
+    if stale and chunk.embedded and chunk.vectors:
+        vectors, degraded = embed_texts([chunk.texts[pos][1] for pos in stale])
+        for pos, vector in zip(stale, vectors, strict=True):
+            chunk.vectors[pos] = vector
+        chunk.degraded = sorted(set(chunk.degraded) | set(degraded))
+
+
+def memory_chunk_save(*, palace: Palace, actor: Actor, chunk: Chunk, source: str) -> list[SaveResult | ItemError]:
+    """Write a prepared chunk (points 2-4 of the module docstring); its results in item order."""
+    results, prepared, now, offset = chunk.results, chunk.prepared, chunk.now, chunk.offset
+    if not prepared:
+        return [r for r in results if r is not None]
+    _recheck_context(palace=palace, chunk=chunk)
+    memory_chunk_embed(chunk)
+    texts, vectors, degraded, previous = chunk.texts, chunk.vectors, chunk.degraded, chunk.previous
     # Outside the transaction: a model may be asked, once for the chunk.
-    extractions = extract_entities(palace, [p for _, p in prepared]) if prepared else []
+    extractions = extract_entities(palace, [p for _, p in prepared])
     # Forgotten memories cannot appear during the save: whether there are any to match is asked once for the chunk.
-    forgotten = bool(prepared) and has_forgotten(palace=palace)
-    for (i, p), (search_text, _), vector, extraction in zip(prepared, texts, vectors, extractions, strict=True):
-        try:
-            with transaction.atomic():
-                results[i] = save_prepared(
-                    palace=palace,
-                    actor=actor,
-                    p=p,
-                    source=source,
-                    vector=vector,
-                    degraded=degraded,
-                    search_text=search_text,
-                    previous=previous_in_session(palace=palace, source_session=p.source_session),
-                    now=now,
-                    extraction=extraction,
-                    bulk=True,
-                    forgotten=forgotten,
-                )
-        except Exception as exc:  # one bad item must not sink the batch; it is reported, never swallowed
-            log.exception("bulk item %s failed", offset + i)
-            code = getattr(exc, "code", "error")
-            results[i] = ItemError(index=offset + i, code=str(code), message=str(getattr(exc, "message", exc)))
+    forgotten = has_forgotten(palace=palace)
+    slots = SlotAllocator(palace=palace, actor=actor)
+    with transaction.atomic():  # the chunk (point 4 of the module docstring)
+        lock_palace(palace)
+        for (i, p), (search_text, _), vector, extraction in zip(prepared, texts, vectors, extractions, strict=True):
+            try:
+                with transaction.atomic():
+                    result = save_prepared(
+                        palace=palace,
+                        actor=actor,
+                        p=p,
+                        source=source,
+                        vector=vector,
+                        degraded=degraded,
+                        search_text=search_text,
+                        previous=previous.get(p.source_session) if p.source_session else None,
+                        now=now,
+                        extraction=extraction,
+                        bulk=True,
+                        forgotten=forgotten,
+                        slots=slots,
+                    )
+            except Exception as exc:  # one bad item must not sink the batch; it is reported, never swallowed
+                log.exception("bulk item %s failed", offset + i)
+                code = getattr(exc, "code", "error")
+                results[i] = ItemError(index=offset + i, code=str(code), message=str(getattr(exc, "message", exc)))
+                slots.forget()  # its slot rows were rolled back (the chunk's lock, taken before, stays)
+                continue
+            results[i] = result
+            if p.source_session and _inserted(result):
+                previous[p.source_session] = result.memory  # the session's latest memory now
+        adjudications_prune(palace=palace)  # once for the chunk, not after every item
     return [r for r in results if r is not None]
+
+
+def _inserted(result: SaveResult) -> bool:
+    """Whether the save inserted a new memory (not a merge into, or a restore of, an existing one)."""
+    return result.memory is not None and result.merged_into is None and result.forgotten is None

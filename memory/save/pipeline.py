@@ -41,7 +41,7 @@ from palace.actors import Actor
 from palace.kinds import KindName
 from palace.models import Palace
 from palace.oplog import oplog_write
-from palace.slots import slot_assign
+from palace.slots import SlotAllocator, slot_assign
 
 # Sources that bring old material in bulk: not enrolled for spaced review by default.
 NO_REVIEW_SOURCES = frozenset({"backfill", "import", "eval"})
@@ -149,19 +149,23 @@ def create_memory(
     search_text: str,
     now: datetime,
     supersedes: Memory | None = None,
+    slots: SlotAllocator | None = None,
 ) -> Memory:
     """Insert the memory, slotted (a correction inherits its predecessor's slot). A new memory's importance is the
     caller's or the rule's (memory/save/importance.py); one that starts below the decay threshold is not enrolled for
-    review unless asked, so it may fade (memory/jobs/decay.py)."""
+    review unless asked, so it may fade (memory/jobs/decay.py). `slots`: a bulk save's allocator for its chunk."""
     importance = importance_for(kind=p.kind, content=p.content, explicit=p.importance).value
     if p.enrol_review is not None:
         enrolled = p.enrol_review
     else:
         enrolled = bool(settings.ATRIUM_REVIEW_ENROL) and source not in NO_REVIEW_SOURCES
         enrolled = enrolled and (supersedes is not None or importance >= settings.ATRIUM_DECAY_IMPORTANCE_BELOW)
-    slot = slot_assign(
-        palace=palace, kind=p.kind, actor=actor, inherit=supersedes.slot if supersedes is not None else None
-    )
+    if slots is not None and supersedes is None:
+        slot = slots.assign(p.kind)
+    else:
+        slot = slot_assign(
+            palace=palace, kind=p.kind, actor=actor, inherit=supersedes.slot if supersedes is not None else None
+        )
     memory = Memory(
         palace=palace,
         kind=p.kind,
@@ -196,7 +200,7 @@ def create_memory(
     return memory
 
 
-def _lock_palace(palace: Palace) -> None:
+def lock_palace(palace: Palace) -> None:
     """Serialise writers of one palace, so two identical saves cannot both be ACCEPTed."""
     Palace.objects.select_for_update(no_key=True).filter(pk=palace.pk).values_list("pk", flat=True).first()
 
@@ -215,13 +219,17 @@ def save_prepared(
     extraction: Extraction,
     bulk: bool = False,
     forgotten: bool = True,
+    slots: SlotAllocator | None = None,
 ) -> SaveResult:
     """Steps 5-6 of the pipeline, inside one transaction: dispose, write, slot, link (edges, entities), op row.
     `bulk` (memory/save/bulk.py): the rules dispose alone and their rulings are recorded labelled `bulk`.
     `forgotten` False: the caller knows the palace has no forgotten memory with a vector, so there is no tombstone
-    to look for (a bulk save asks once for its chunk instead of twice an item)."""
-    with transaction.atomic():
-        _lock_palace(palace)
+    to look for (a bulk save asks once for its chunk instead of twice an item).
+    `slots` (a bulk save's chunk): the caller holds the palace lock for the chunk and a savepoint around this item,
+    so neither is taken again here, and the slots come from the chunk's allocator."""
+    with transaction.atomic(savepoint=slots is None):
+        if slots is None:
+            lock_palace(palace)
         judged = Judged(Disposition(ACCEPT))
         if vector is not None:
             neighbours = nearest(palace=palace, vector=vector, status=Memory.Status.ACTIVE)
@@ -238,7 +246,9 @@ def save_prepared(
                 now=now,
                 entities=linked,
             )
-            adjudications_record(palace=palace, judged=judged, new_memory=None, new_text=p.content, edges={})
+            adjudications_record(
+                palace=palace, judged=judged, new_memory=None, new_text=p.content, edges={}, prune=slots is None
+            )
             hint = f"restates {describe(decision.merge_into)}; reinforced it instead of saving a copy"
             return SaveResult(
                 disposition=MERGE,
@@ -266,25 +276,30 @@ def save_prepared(
                 restored=tomb.restored,
             )
         memory = create_memory(
-            palace=palace, p=p, source=source, actor=actor, vector=vector, search_text=search_text, now=now
+            palace=palace, p=p, source=source, actor=actor, vector=vector, search_text=search_text, now=now, slots=slots
         )
         linked = entities_link(palace=palace, memory_id=memory.pk, extraction=extraction, now=now)
-        edges = {
-            suspect.id: Edge.objects.create(
-                palace=palace,
-                from_memory=memory,
-                to_memory_id=suspect.id,
-                kind=Edge.Kind.CONTRADICTS,
-                status=Edge.Status.PENDING,
-                weight=round(suspect.similarity, 4),
-            )
-            for suspect in decision.contradicts
-        }
-        adjudications_record(palace=palace, judged=judged, new_memory=memory, new_text=p.content, edges=edges)
+        # One insert for all of them (PostgreSQL returns the ids of a bulk insert).
+        contradicting = Edge.objects.bulk_create(
+            [
+                Edge(
+                    palace=palace,
+                    from_memory=memory,
+                    to_memory_id=suspect.id,
+                    kind=Edge.Kind.CONTRADICTS,
+                    status=Edge.Status.PENDING,
+                    weight=round(suspect.similarity, 4),
+                )
+                for suspect in decision.contradicts
+            ]
+        )
+        edges = {suspect.id: edge for suspect, edge in zip(decision.contradicts, contradicting, strict=True)}
+        adjudications_record(
+            palace=palace, judged=judged, new_memory=memory, new_text=p.content, edges=edges, prune=slots is None
+        )
         if previous is not None and p.kind == Memory.Kind.EPISODE:
-            Edge.objects.get_or_create(
-                palace=palace, from_memory=previous, to_memory=memory, kind=Edge.Kind.NEXT, defaults={"weight": 1.0}
-            )
+            # `memory` was inserted just now, so no edge can point to it yet: a plain insert, no get-or-create.
+            Edge.objects.create(palace=palace, from_memory=previous, to_memory=memory, kind=Edge.Kind.NEXT, weight=1.0)
         hint = save_hint(judged, edges)
         if degraded:
             hint = (hint + "; " if hint else "") + "saved without an embedding (embedder unavailable)"

@@ -16,12 +16,13 @@ from palace.oplog.classes import (
     op_class_filter,
 )
 from palace.oplog.export import csv_stream, export_rows, json_stream
-from palace.oplog.write import OpLogOutsideTransaction, oplog_write, request_id_var
+from palace.oplog.write import OpEntry, OpLogOutsideTransaction, oplog_write, oplog_write_many, request_id_var
 
 __all__ = [
     "ACTOR_CLASSES",
     "CATEGORIES",
     "OP_CLASSES",
+    "OpEntry",
     "OpLogOutsideTransaction",
     "actor_class_filter",
     "actor_label",
@@ -35,5 +36,6 @@ __all__ = [
     "op_class",
     "op_class_filter",
     "oplog_write",
+    "oplog_write_many",
     "request_id_var",
 ]

@@ -13,10 +13,11 @@ from django.test import override_settings
 
 from memory.models import Edge, Memory
 from memory.providers import configure_openmp, set_embedder
-from memory.save import ItemError, SaveItem, SaveResult, memory_save, memory_save_batch, pipeline
+from memory.save import ItemError, SaveItem, SaveResult, memory_save, memory_save_batch
 from palace.actors import Actor
 from palace.errors import InvalidInput
 from palace.models import OpLog, Palace, Slot
+from palace.slots import SlotAllocator
 
 Save = Callable[..., SaveResult]
 
@@ -371,28 +372,33 @@ def test_batch_reports_each_item_dedups_within_the_batch_and_isolates_failures(
 def test_a_failing_item_rolls_back_alone(
     alice_palace: Palace, alice_actor: Actor, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = pipeline.slot_assign
+    # The second item fails after its slot rows were written (a bulk save counts slots for its chunk,
+    # palace.slots.SlotAllocator): its savepoint takes them back, and the next item gets the number it freed.
+    real = SlotAllocator.assign
     calls = {"n": 0}
 
-    def flaky(**kwargs: Any) -> Any:
+    def flaky(self: SlotAllocator, kind: str) -> Slot:
         calls["n"] += 1
+        slot = real(self, kind)
         if calls["n"] == 2:
             raise RuntimeError("disk on fire")
-        return real(**kwargs)
+        return slot
 
-    monkeypatch.setattr(pipeline, "slot_assign", flaky)
+    monkeypatch.setattr(SlotAllocator, "assign", flaky)
     result = memory_save_batch(
         palace=alice_palace,
         actor=alice_actor,
         items=[
-            {"content": "Code review needs two approvals.", "kind": "decision"},
+            {"content": "Code review needs two approvals.", "kind": "fact"},
             {"content": "The nightly backup runs at 02:00 UTC.", "kind": "fact"},
-            {"content": "Alice prefers dark mode in every editor.", "kind": "preference"},
+            {"content": "Alice prefers dark mode in every editor.", "kind": "fact"},
         ],
     )
     assert result.failed == 1
     assert isinstance(result.items[1], ItemError) and "disk on fire" in result.items[1].message
-    assert sorted(Memory.objects.values_list("kind", flat=True)) == ["decision", "preference"]
+    kept = Memory.objects.order_by("id")
+    assert [m.content for m in kept] == ["Code review needs two approvals.", "Alice prefers dark mode in every editor."]
+    assert [m.slot.number for m in kept] == [1, 2]  # no gap where the failed item's slot was rolled back
     assert OpLog.objects.filter(op="memory.save").count() == 2
 
 
