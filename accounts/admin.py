@@ -73,10 +73,10 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
 @admin.register(UserSettings)
 class UserSettingsAdmin(admin.ModelAdmin):
-    """A person's own settings (the default search fallback); they change them on the panel's Settings page. A change
-    here is audited like any admin edit (reason and op row)."""
+    """A person's own settings (the default search fallback and capture mode); they change them on the panel's
+    Settings page or over REST. A change here is audited like any admin edit (reason and op row)."""
 
-    list_display = ["user", "search_fallback", "updated_at"]
-    list_filter = ["search_fallback"]
+    list_display = ["user", "search_fallback", "capture_mode", "updated_at"]
+    list_filter = ["search_fallback", "capture_mode"]
     search_fields = ["user__username"]
     readonly_fields = ["updated_at"]

@@ -71,10 +71,20 @@ class UserSettings(models.Model):
         NONE = "none"
         OVERVIEW = "overview"
 
+    class CaptureMode(models.TextChoices):
+        # capture.models.CaptureSession.Mode's values (accounts sits below capture and cannot import it;
+        # tests/accounts/test_usersettings.py keeps the two lists equal).
+        OFF = "off"
+        LIGHT = "light"
+        EAGER = "eager"
+
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="atrium_settings")
     # What a search that matches nothing falls back to when the caller sends no `fallback`: nothing (the default),
     # or the labelled overview of the palaces searched.
     search_fallback = models.CharField(max_length=16, choices=SearchFallback.choices, default=SearchFallback.NONE)
+    # The mode POST /api/v1/capture runs in when the client sends none: off (store nothing), light (user turns) or
+    # eager (assistant turns too).
+    capture_mode = models.CharField(max_length=8, choices=CaptureMode.choices, default=CaptureMode.LIGHT)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

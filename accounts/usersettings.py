@@ -1,5 +1,6 @@
 """A user's own settings: read them (the defaults when none were saved), change them (with an op row), and choose
-the search fallback a door passes to memory.search: the caller's explicit choice wins, else the user's setting."""
+the search fallback a door passes to memory.search: the caller's explicit choice wins, else the user's setting.
+The capture mode is read by capture (capture.services.capture_mode_for) the same way."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 
 NO_FALLBACK = UserSettings.SearchFallback.NONE.value
 SEARCH_FALLBACKS: tuple[str, ...] = tuple(UserSettings.SearchFallback.values)
+CAPTURE_MODES: tuple[str, ...] = tuple(UserSettings.CaptureMode.values)
 
 
 @dataclass(frozen=True)
@@ -42,23 +44,37 @@ def user_settings_get(*, user: AbstractBaseUser | AnonymousUser | None) -> UserS
     return found if found is not None else UserSettings(user_id=user.pk)
 
 
-def user_settings_update(*, user: AbstractBaseUser, search_fallback: str, actor: Actor) -> UserSettings:
-    """Change the user's settings; the op row says what changed (before and after). An unknown value is refused
-    and nothing is stored."""
-    if search_fallback not in SEARCH_FALLBACKS:
-        raise InvalidInput(f"search_fallback must be one of {', '.join(SEARCH_FALLBACKS)}")
+def user_settings_update(
+    *,
+    user: AbstractBaseUser,
+    actor: Actor,
+    search_fallback: str | None = None,
+    capture_mode: str | None = None,
+) -> UserSettings:
+    """Change the user's settings (None: leave that one as it is); one op row says what changed, each field with
+    its before and after. An unknown value is refused and nothing is stored."""
+    asked = {"search_fallback": search_fallback, "capture_mode": capture_mode}
+    allowed = {"search_fallback": SEARCH_FALLBACKS, "capture_mode": CAPTURE_MODES}
+    for name, value in asked.items():
+        if value is not None and value not in allowed[name]:
+            raise InvalidInput(f"{name} must be one of {', '.join(allowed[name])}", field=name)
     with transaction.atomic():
         row, _ = UserSettings.objects.select_for_update().get_or_create(user_id=user.pk)
-        before = row.search_fallback
-        if before != search_fallback:
-            row.search_fallback = search_fallback
-            row.save(update_fields=["search_fallback", "updated_at"])
+        changes = {
+            name: {"before": getattr(row, name), "after": value}
+            for name, value in asked.items()
+            if value is not None and getattr(row, name) != value
+        }
+        if changes:
+            for name, change in changes.items():
+                setattr(row, name, change["after"])
+            row.save(update_fields=[*changes, "updated_at"])
             oplog_write(
                 op="user.settings",
                 actor=actor,
                 target_kind="user",
                 target_id=user.pk,
-                detail={"user": user.get_username(), "search_fallback": {"before": before, "after": search_fallback}},
+                detail={"user": user.get_username(), **changes},
             )
     return row
 

@@ -27,6 +27,7 @@ from api.routers import (
     review,
     search,
     stats,
+    usersettings,
 )
 from palace.errors import AtriumError
 
@@ -104,6 +105,7 @@ api.add_router("/import", export.import_router)
 api.add_router("", profile.router)
 api.add_router("", handoff.router)
 api.add_router("", judge.router)
+api.add_router("", usersettings.router)
 
 
 @csrf_exempt  # it changes nothing; a POST to a wrong path gets the same JSON 404

@@ -19,6 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.caller import Caller
+from accounts.usersettings import user_settings_get
 from capture.extraction import scrub_echo
 from capture.models import CaptureSession, CaptureTurn
 from memory.text import clean_line, scrub_inbound_text
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
 
 MODES: tuple[str, ...] = tuple(CaptureSession.Mode.values)
-DEFAULT_MODE = CaptureSession.Mode.LIGHT.value
 MAX_TURNS_PER_REQUEST = 200
 MAX_TURN_CHARS = 65_536
 MAX_SESSION_CHARS = 200
@@ -62,7 +62,7 @@ class Routing:
 @dataclass(frozen=True)
 class ModeChoice:
     mode: str
-    source: str  # "request" | "setting" | "default"
+    source: str  # "request" | "setting"
 
 
 @dataclass
@@ -122,13 +122,13 @@ def origin_key(origin: str) -> str:
 
 
 def capture_mode_for(*, user: AbstractBaseUser, requested: str | None) -> ModeChoice:
-    """The mode a capture runs in: the one the client sent, else the default ("light"; accounts has no capture
-    setting yet, so the answer says "default", not "setting")."""
+    """The mode a capture runs in: the one the client sent ("request"), else the user's capture_mode setting
+    ("setting"; "light" until they change it, accounts.usersettings)."""
     if requested is not None:
         if requested not in MODES:
             raise InvalidInput(f"mode must be one of {', '.join(MODES)} or null", field="mode")
         return ModeChoice(requested, "request")
-    return ModeChoice(DEFAULT_MODE, "default")
+    return ModeChoice(user_settings_get(user=user).capture_mode, "setting")
 
 
 # --- storing -----------------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
-from accounts.usersettings import SEARCH_FALLBACKS
+from accounts.usersettings import CAPTURE_MODES, SEARCH_FALLBACKS
 from memory.selectors import ORDERS, cursor_ok
 from panel import labels
 
@@ -126,4 +126,11 @@ class SettingsForm(forms.Form):
         label=_("When a search matches nothing"),
         choices=[(value, labels.FALLBACKS[value]) for value in SEARCH_FALLBACKS],
         widget=forms.RadioSelect,
+    )
+    # Not required: a post made by hand without it leaves the capture mode as it is (the page always sends it).
+    capture_mode = forms.ChoiceField(
+        label=_("Capture mode"),
+        choices=[(value, labels.CAPTURE_MODES[value]) for value in CAPTURE_MODES],
+        widget=forms.RadioSelect,
+        required=False,
     )

@@ -244,3 +244,9 @@ FALLBACKS: dict[str, Promise] = {
     "none": _("show nothing"),
     "overview": _("show an overview"),
 }
+
+CAPTURE_MODES: dict[str, Promise] = {
+    "off": _("off: keep nothing"),
+    "light": _("light: your messages"),
+    "eager": _("eager: the assistant's replies too"),
+}

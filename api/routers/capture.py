@@ -46,7 +46,8 @@ class CaptureIn(Schema):
     )
     cwd: str | None = Field(default=None, max_length=1000)
     mode: Literal["light", "eager", "off"] | None = Field(
-        default=None, description="light: user turns; eager: assistant turns too; off: store nothing; null: default"
+        default=None,
+        description="light: user turns; eager: assistant turns too; off: store nothing; null: the capture_mode setting",
     )
     turns: list[TurnBody] = Field(default_factory=list, max_length=MAX_TURNS_PER_REQUEST)
 
@@ -66,7 +67,7 @@ class CaptureOut(Schema):
     duplicates: int = Field(description="turns already stored (or repeated in this request): left as they were")
     pending: int = Field(description="turns of the session waiting for extraction, earlier failures included")
     mode: str
-    mode_source: str = Field(description="request | default")
+    mode_source: str = Field(description="request | setting")
     queued: bool = Field(description="the worker was asked to extract the pending turns")
     note: str
     redactions: list[str] = Field(description="kinds of secrets scrubbed from the stored turns")

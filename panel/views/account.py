@@ -36,16 +36,22 @@ def palaces(request: HttpRequest) -> HttpResponse:
 @login_required
 def account(request: HttpRequest) -> HttpResponse:
     """Your settings (accounts.UserSettings): what a search that matches nothing falls back to when the caller does
-    not say — in the panel, over REST and over MCP alike."""
+    not say — in the panel, over REST and over MCP alike — and the mode a capture runs in when its client sends none."""
     user = user_of(request)
     if request.method == "GET":
-        form = SettingsForm(initial={"search_fallback": user_settings_get(user=user).search_fallback})
+        now = user_settings_get(user=user)
+        form = SettingsForm(initial={"search_fallback": now.search_fallback, "capture_mode": now.capture_mode})
         return _account_page(request, form)
     form = SettingsForm(request.POST)
     if not form.is_valid():
         return _account_page(request, form, status=422)
-    fallback = form.cleaned_data["search_fallback"]
-    user_settings_update(user=user, search_fallback=fallback, actor=actor_of(request))
+    data = form.cleaned_data
+    user_settings_update(
+        user=user,
+        search_fallback=data["search_fallback"],
+        capture_mode=data["capture_mode"] or None,
+        actor=actor_of(request),
+    )
     return _account_page(request, form, saved=True)
 
 

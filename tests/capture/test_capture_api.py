@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
+from accounts.usersettings import user_settings_update
 from capture.models import CaptureSession, CaptureTurn
 from capture.processing import capture_session_process
 from memory.models import Memory
+from palace.actors import Actor
 from palace.models import OpLog, Palace
 from tests.conftest import PROJECT_ORIGIN
 
@@ -135,7 +137,63 @@ def test_mode_off_stores_nothing_and_says_so(alice: Any, capture_as: Callable[..
     assert "nothing" in answer["note"]
     assert not CaptureSession.objects.filter(key="s-off").exists()
     status, answer = client.post({"session": "s-off", "mode": None, "turns": turns(PREFERENCE)})  # the control
-    assert (status, answer["stored"], answer["mode"], answer["mode_source"]) == (202, 1, "light", "default")
+    assert (status, answer["stored"], answer["mode"], answer["mode_source"]) == (202, 1, "light", "setting")
+
+
+def test_a_null_mode_follows_each_users_setting(
+    alice: Any, bob: Any, palace: Palace, capture_as: Callable[..., Any], token_for: Any
+) -> None:
+    from django.test import Client
+
+    # alice chooses eager over REST (the same door a client would use); bob keeps the default.
+    rest = Client(headers={"Authorization": f"Bearer {token_for(alice)}"})
+    changed = rest.put("/api/v1/settings", {"capture_mode": "eager"}, content_type="application/json")
+    assert changed.status_code == 200 and changed.json()["capture_mode"] == "eager"
+    said = "We decided the release branch is cut every second Tuesday."
+    answers = {}
+    for user in (alice, bob):
+        body = {
+            "session": f"s-{user.username}",
+            "mode": None,
+            "turns": [{"index": 0, "role": "assistant", "text": said}],
+        }
+        status, answers[user.username] = capture_as(user).post(body)
+        assert status == 202
+        _process(f"s-{user.username}")
+
+    assert (answers["alice"]["mode"], answers["alice"]["mode_source"]) == ("eager", "setting")
+    assert (answers["bob"]["mode"], answers["bob"]["mode_source"]) == ("light", "setting")
+    assert CaptureSession.objects.get(key="s-alice").mode == "eager"
+    assert CaptureTurn.objects.get(session__key="s-alice").state == "done"  # the assistant turn was kept
+    assert _memories(palace, "s-alice")
+    assert CaptureTurn.objects.get(session__key="s-bob").state == "skipped"  # light: user turns only
+    bobs = Palace.objects.get(personal_owner=bob)
+    assert not _memories(bobs, "s-bob")
+    # A mode the request names wins over the setting, and says so.
+    body = {"session": "s-asked", "mode": "light", "turns": [{"index": 0, "role": "assistant", "text": said}]}
+    status, asked = capture_as(alice).post(body)
+    assert (status, asked["mode"], asked["mode_source"]) == (202, "light", "request")
+
+
+def test_a_user_whose_setting_is_off_gets_nothing_stored_on_a_null_mode(
+    alice: Any, capture_as: Callable[..., Any], turns: Any
+) -> None:
+    client = capture_as(alice)
+    status_off, told_off = client.post({"session": "s-told-off", "mode": "off", "turns": turns(PREFERENCE)})
+    user_settings_update(user=alice, capture_mode="off", actor=Actor.for_user(alice))
+
+    status_null, by_setting = client.post({"session": "s-set-off", "mode": None, "turns": turns(PREFERENCE)})
+
+    assert status_off == 200 and told_off["mode_source"] == "request"
+    assert (status_null, by_setting["stored"], by_setting["queued"], by_setting["palace"]) == (200, 0, False, None)
+    assert (by_setting["mode"], by_setting["mode_source"]) == ("off", "setting")
+    assert {k: v for k, v in by_setting.items() if k not in ("session", "mode_source")} == {
+        k: v for k, v in told_off.items() if k not in ("session", "mode_source")
+    }  # the same answer as mode off sent by the client
+    assert not CaptureSession.objects.filter(user=alice).exists() and not CaptureTurn.objects.exists()
+    # The control: the request's mode still wins over an off setting.
+    status, asked = client.post({"session": "s-set-off", "mode": "light", "turns": turns(PREFERENCE)})
+    assert (status, asked["stored"], asked["mode_source"]) == (202, 1, "request")
 
 
 def test_light_mode_skips_assistant_turns_and_eager_keeps_them(

@@ -137,3 +137,34 @@ def test_the_settings_page_needs_a_login(client: Any, alice: Any, client_for: An
     assert client.post("/account/", {"search_fallback": "overview"}).status_code == 302
     assert not UserSettings.objects.exists()
     assert client_for(alice).get("/account/").status_code == 200  # positive control
+
+
+def test_the_settings_page_shows_and_stores_the_capture_mode(alice: Any, client_for: Any) -> None:
+    client = client_for(alice)
+    before = client.get("/account/").content.decode()
+    assert re.search(r'<input type="radio" name="capture_mode" value="light"[^>]*checked', before)
+
+    saved = client.post("/account/", {"search_fallback": "none", "capture_mode": "eager"})
+
+    assert saved.status_code == 200 and "Saved." in saved.content.decode()
+    row = UserSettings.objects.get(user=alice)
+    assert (row.search_fallback, row.capture_mode) == ("none", "eager")
+    op = OpLog.objects.get(op="user.settings")
+    assert op.actor_user_id == alice.pk and op.detail["capture_mode"] == {"before": "light", "after": "eager"}
+    assert "search_fallback" not in op.detail  # unchanged, so not named
+    after = client.get("/account/").content.decode()
+    assert re.search(r'<input type="radio" name="capture_mode" value="eager"[^>]*checked', after)
+
+
+def test_a_bad_capture_mode_is_refused_with_a_message_and_stores_nothing(alice: Any, client_for: Any) -> None:
+    client = client_for(alice)
+    client.post("/account/", {"search_fallback": "none", "capture_mode": "eager"})  # control: a valid value is kept
+    ops = OpLog.objects.count()
+
+    response = client.post("/account/", {"search_fallback": "overview", "capture_mode": "loud"})
+
+    assert response.status_code == 422
+    assert 'role="alert"' in response.content.decode() and "loud" in response.content.decode()
+    row = UserSettings.objects.get(user=alice)
+    assert (row.search_fallback, row.capture_mode) == ("none", "eager")
+    assert OpLog.objects.count() == ops
