@@ -115,7 +115,7 @@ class PanelSocket:
     drops (the htmx ws extension reconnects by itself)."""
 
     def __init__(self, base: str, session: str) -> None:
-        self.url = base.replace("http://", "ws://") + "/ws/panel/"
+        self.url = base.replace("http://", "ws://") + "/ws/panel/?live=today,log"  # a page with the Log's rows
         self.origin = base
         self.session = session
         self.conn: Any = None

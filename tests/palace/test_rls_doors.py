@@ -53,7 +53,7 @@ def _socket(client: Any) -> WebsocketCommunicator:
         (b"origin", b"http://testserver"),
         (b"host", b"testserver"),
     ]
-    return WebsocketCommunicator(websocket_app, "/ws/panel/", headers=headers)
+    return WebsocketCommunicator(websocket_app, "/ws/panel/?live=today,log", headers=headers)
 
 
 @pytest.fixture
