@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime, time
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from ninja import Schema
 from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema
 
+from memory.models import Memory
 from memory.save import MAX_PLACARD_CHARS
 from memory.search import FALLBACKS
 
@@ -22,6 +23,36 @@ class ErrorDetail(Schema):
 
 class ErrorOut(Schema):
     error: ErrorDetail
+
+
+class MemoryRowOut(Schema):
+    """A memory as a row of a list that is not itself about memories (an entity's linked memories, a session's
+    episodes): what to show and where it sits, without the full record GET /memories/{id} gives."""
+
+    id: int
+    palace: int
+    kind: str
+    status: str
+    placard: str
+    content: str
+    slot: str | None
+    occurred_at: datetime
+    created_at: datetime
+
+
+def memory_row_out(m: Memory) -> dict[str, Any]:
+    """The fields of MemoryRowOut; a door that lists more of a memory adds its own to this dict."""
+    return {
+        "id": m.pk,
+        "palace": m.palace_id,
+        "kind": m.kind,
+        "status": m.status,
+        "placard": m.placard,
+        "content": m.content,
+        "slot": m.slot.coordinate if m.slot_id is not None and m.slot is not None else None,
+        "occurred_at": m.occurred_at,
+        "created_at": m.created_at,
+    }
 
 
 class ZoneAssumed(datetime):
