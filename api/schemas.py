@@ -9,9 +9,10 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from ninja import Schema
-from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field, WithJsonSchema
 
-from memory.models import Memory
+from memory.jobs import distill_job_result
+from memory.models import DistillJob, Memory
 from memory.save import MAX_PLACARD_CHARS
 from memory.search import FALLBACKS
 
@@ -171,3 +172,44 @@ FALLBACK_HELP = (
     "What to return when nothing matches: 'overview' (the room directory and the most recent and most reinforced "
     "memories, labelled overview, never evidence) or 'none'. Omitted: your setting (none unless you changed it)."
 )
+
+
+# --- a distillation job, as both doors answer it (REST /distill/jobs, MCP memory_distill) ---------------------------
+# The wire names differ (snake_case on REST, camelCase on MCP) and each door adds its own ids, so each keeps its own
+# output class; the states, the fields of a cluster and the values come from here.
+
+DistillJobState = Literal["queued", "running", "done", "failed"]
+DistillDelivery = Literal["inline", "queued", "lookup"]
+DistillMode = Literal["suggest", "apply"]
+
+
+class DistillClusterFields(BaseModel):
+    # A cluster the job found (memory.jobs.DistillCluster as the doors show it): REST's ClusterOut and MCP's
+    # DistillClusterOut are this with their door's base (no docstring here: it would become theirs in the schemas).
+    kind: str
+    member_ids: list[int]
+    min_similarity: float
+    content: str
+    placard: str
+    producer: str
+    fallback: str
+    confidence: float
+    rule_id: int | None
+    skipped: str
+
+
+def distill_job_answer(job: DistillJob, *, delivery: str) -> dict[str, Any]:
+    """The state and result both doors give of a job; the result's parts are empty (llm_configured null) until the
+    worker has done it."""
+    result = distill_job_result(job)
+    return {
+        "state": job.state,
+        "delivery": delivery,
+        "mode": job.mode,
+        "llm_configured": result.llm_configured if result is not None else None,
+        "applied": result.applied if result is not None else 0,
+        "clusters": [{name: getattr(c, name) for name in DistillClusterFields.model_fields} for c in result.clusters]
+        if result is not None
+        else [],
+        "error": job.error,
+    }
