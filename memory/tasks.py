@@ -18,6 +18,7 @@ from memory.jobs import (
     decay_run,
     distill_job_run,
     distill_job_start,
+    distill_jobs_sweep,
     distill_proposals_store,
     distill_run,
     embeddings_backfill,
@@ -34,6 +35,7 @@ DECAY_TASK = "memory.decay"
 BACKFILL_TASK = "memory.embeddings_backfill"
 DISTILL_TASK = "memory.distill"
 DISTILL_JOB_TASK = "memory.distill_job"
+DISTILL_SWEEP_TASK = "memory.distill_jobs_sweep"
 
 
 @shared_task(name=DECAY_TASK, ignore_result=True)
@@ -64,6 +66,12 @@ def distill_task(mode: str = "setting") -> dict[str, Any]:
         len(stored),
     )
     return {"mode": result.mode, "clusters": len(result.clusters), "applied": result.applied, "proposed": len(stored)}
+
+
+@shared_task(name=DISTILL_SWEEP_TASK, ignore_result=True)
+def distill_jobs_sweep_task() -> dict[str, Any]:
+    """The beat's sweep (every 5 minutes): fail the distillation jobs a crashed worker left running."""
+    return {"failed": distill_jobs_sweep()}
 
 
 def enqueue_embeddings_backfill() -> None:
