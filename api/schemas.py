@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime, time
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from ninja import Schema
-from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field, WithJsonSchema
 
+from memory.jobs import distill_job_result
+from memory.models import DistillJob, Memory
 from memory.save import MAX_PLACARD_CHARS
 from memory.search import FALLBACKS
 
@@ -22,6 +24,36 @@ class ErrorDetail(Schema):
 
 class ErrorOut(Schema):
     error: ErrorDetail
+
+
+class MemoryRowOut(Schema):
+    """A memory as a row of a list that is not itself about memories (an entity's linked memories, a session's
+    episodes): what to show and where it sits, without the full record GET /memories/{id} gives."""
+
+    id: int
+    palace: int
+    kind: str
+    status: str
+    placard: str
+    content: str
+    slot: str | None
+    occurred_at: datetime
+    created_at: datetime
+
+
+def memory_row_out(m: Memory) -> dict[str, Any]:
+    """The fields of MemoryRowOut; a door that lists more of a memory adds its own to this dict."""
+    return {
+        "id": m.pk,
+        "palace": m.palace_id,
+        "kind": m.kind,
+        "status": m.status,
+        "placard": m.placard,
+        "content": m.content,
+        "slot": m.slot.coordinate if m.slot_id is not None and m.slot is not None else None,
+        "occurred_at": m.occurred_at,
+        "created_at": m.created_at,
+    }
 
 
 class ZoneAssumed(datetime):
@@ -140,3 +172,44 @@ FALLBACK_HELP = (
     "What to return when nothing matches: 'overview' (the room directory and the most recent and most reinforced "
     "memories, labelled overview, never evidence) or 'none'. Omitted: your setting (none unless you changed it)."
 )
+
+
+# --- a distillation job, as both doors answer it (REST /distill/jobs, MCP memory_distill) ---------------------------
+# The wire names differ (snake_case on REST, camelCase on MCP) and each door adds its own ids, so each keeps its own
+# output class; the states, the fields of a cluster and the values come from here.
+
+DistillJobState = Literal["queued", "running", "done", "failed"]
+DistillDelivery = Literal["inline", "queued", "lookup"]
+DistillMode = Literal["suggest", "apply"]
+
+
+class DistillClusterFields(BaseModel):
+    # A cluster the job found (memory.jobs.DistillCluster as the doors show it): REST's ClusterOut and MCP's
+    # DistillClusterOut are this with their door's base (no docstring here: it would become theirs in the schemas).
+    kind: str
+    member_ids: list[int]
+    min_similarity: float
+    content: str
+    placard: str
+    producer: str
+    fallback: str
+    confidence: float
+    rule_id: int | None
+    skipped: str
+
+
+def distill_job_answer(job: DistillJob, *, delivery: str) -> dict[str, Any]:
+    """The state and result both doors give of a job; the result's parts are empty (llm_configured null) until the
+    worker has done it."""
+    result = distill_job_result(job)
+    return {
+        "state": job.state,
+        "delivery": delivery,
+        "mode": job.mode,
+        "llm_configured": result.llm_configured if result is not None else None,
+        "applied": result.applied if result is not None else 0,
+        "clusters": [{name: getattr(c, name) for name in DistillClusterFields.model_fields} for c in result.clusters]
+        if result is not None
+        else [],
+        "error": job.error,
+    }

@@ -4,47 +4,14 @@ staff with `memory.view_memory_body`, like a memory's content (memory/admin/memo
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib import admin
-from django.db import models
-from django.http import HttpRequest
 
 from capture.models import BackfillRun, CaptureSession, CaptureTurn
-from memory.admin import can_see_bodies
-
-BODY_HIDDEN = "(hidden: seeing captured text needs the “Can see memory bodies in the admin” permission)"
+from palace.admin import BodyMaskedAdmin
 
 
-class _ReadOnly(admin.ModelAdmin):
-    body_fields: tuple[str, ...] = ()
-
-    @admin.display(description="body")
-    def body_hidden(self, obj: models.Model) -> str:
-        return BODY_HIDDEN
-
-    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        fields = [f.name for f in self.model._meta.fields]
-        if can_see_bodies(request):
-            return fields
-        return ["body_hidden", *(f for f in fields if f not in self.body_fields)]
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        return self.get_fields(request, obj)
-
-    def get_search_fields(self, request: HttpRequest) -> Any:
-        # Searching by a body is reading it one guess at a time.
-        fields = tuple(super().get_search_fields(request))
-        return fields if can_see_bodies(request) else tuple(f for f in fields if f not in self.body_fields)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
+class _ReadOnly(BodyMaskedAdmin):
+    body_hidden_note = "(hidden: seeing captured text needs the “Can see memory bodies in the admin” permission)"
 
 
 @admin.register(CaptureSession)

@@ -20,15 +20,14 @@ processed by one worker at a time (a PostgreSQL advisory lock on its id); anothe
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from capture.extraction import extract_turn, summarize_session
@@ -36,6 +35,7 @@ from capture.models import CaptureSession, CaptureTurn
 from memory.save import ItemError, SaveItem, SaveResult, memory_save_bulk
 from memory.text import truncate_to_chars
 from palace.actors import Actor
+from palace.locks import advisory_lock
 from palace.oplog import oplog_write
 
 log = logging.getLogger(__name__)
@@ -59,22 +59,6 @@ class ProcessResult:
     summary: str = ""
 
 
-@contextlib.contextmanager
-def _session_lock(session_id: int) -> Iterator[bool]:
-    """Hold the session's advisory lock (at the connection's session level, so it outlives the transactions of the
-    saves and dies with a killed worker's connection); yields False when another worker has it."""
-    objid = session_id % 2_147_483_647
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [LOCK_CLASS, objid])
-        got = bool(cursor.fetchone()[0])
-    try:
-        yield got
-    finally:
-        if got:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [LOCK_CLASS, objid])
-
-
 def _actor(session: CaptureSession) -> Actor:
     """The person (and token) who sent the turns: the memories carry them as a direct save would."""
     if session.token_id is not None:
@@ -86,7 +70,7 @@ def capture_session_process(*, session_id: int, now: datetime | None = None) -> 
     """Extract and save the session's pending turns in order, then summarise it (the module docstring)."""
     now = now or timezone.now()
     result = ProcessResult(session_id=session_id)
-    with _session_lock(session_id) as got:
+    with advisory_lock(lock_class=LOCK_CLASS, object_id=session_id) as got:
         if not got:
             result.busy = True
             return result

@@ -94,7 +94,7 @@ def capture_route(*, caller: Caller, origin: str | None) -> Routing:
             return Routing(default, "project", f"no origin sent: the token's default project {default.label}")
         return Routing(personal, "personal", "no origin sent")
     try:
-        key = origin_key(origin)
+        key = normalize_origin(origin)
     except InvalidOrigin as exc:
         return Routing(personal, "personal", f"the origin is not a git origin ({exc})")
     try:
@@ -106,19 +106,6 @@ def capture_route(*, caller: Caller, origin: str | None) -> Routing:
         return Routing(personal, "personal", f"a viewer of {key}: captures go to a project you may write")
     role = role_in(user=user, palace=project) or "member"
     return Routing(project, "project", f"{role} of {key}")
-
-
-def origin_key(origin: str) -> str:
-    """A project's key from the origin a client sent: any spelling normalize_origin takes, and the bare key itself
-    (`github.com/org/repo`, the form the issue's clients send and palaces are keyed by), which it refuses for want
-    of a scheme."""
-    try:
-        return normalize_origin(origin)
-    except InvalidOrigin:
-        text = origin.strip()
-        if "://" in text or ":" in text.split("/", 1)[0]:
-            raise
-        return normalize_origin(f"https://{text}")
 
 
 def capture_mode_for(*, user: AbstractBaseUser, requested: str | None) -> ModeChoice:
@@ -256,7 +243,7 @@ def _session_update(
     session.client = clean_line(client or session.client, "client", 64)
     if origin is not None and origin.strip():
         try:
-            session.origin = origin_key(origin)
+            session.origin = normalize_origin(origin)
         except InvalidOrigin:
             session.origin = clean_line(origin, "origin", 400)
     session.cwd = clean_line(cwd, "cwd", 1000) if cwd else session.cwd

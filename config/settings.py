@@ -520,6 +520,8 @@ ATRIUM_DISTILL_SIMILARITY = env_float("ATRIUM_DISTILL_SIMILARITY", 0.92, low=0.0
 ATRIUM_DISTILL_MIN_CLUSTER = env_int("ATRIUM_DISTILL_MIN_CLUSTER", 3, minimum=2)
 # What the scheduled distillation does: "suggest" (propose, change nothing) or "apply".
 ATRIUM_DISTILL_MODE = env_choice("ATRIUM_DISTILL_MODE", "suggest", ("suggest", "apply"))
+# A distillation job still running after this many minutes was left by a crashed worker: the beat's sweep fails it.
+ATRIUM_DISTILL_JOB_TIMEOUT_MINUTES = env_int("ATRIUM_DISTILL_JOB_TIMEOUT_MINUTES", 15, minimum=1)
 # The scheduled backup (ops/backup.py, beat row "atrium: backup", daily 02:30 UTC): off while the directory is unset;
 # it keeps the newest ATRIUM_BACKUP_KEEP files there.
 ATRIUM_BACKUP_DIR = env("ATRIUM_BACKUP_DIR")

@@ -6,11 +6,10 @@ The beat schedule lives in django-celery-beat's tables (migration memory/0003_pe
 
 from __future__ import annotations
 
-import functools
 import logging
 from typing import TYPE_CHECKING, Any
 
-from celery import Celery, shared_task
+from celery import shared_task
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -19,6 +18,7 @@ from memory.jobs import (
     decay_run,
     distill_job_run,
     distill_job_start,
+    distill_jobs_sweep,
     distill_proposals_store,
     distill_run,
     embeddings_backfill,
@@ -35,6 +35,7 @@ DECAY_TASK = "memory.decay"
 BACKFILL_TASK = "memory.embeddings_backfill"
 DISTILL_TASK = "memory.distill"
 DISTILL_JOB_TASK = "memory.distill_job"
+DISTILL_SWEEP_TASK = "memory.distill_jobs_sweep"
 
 
 @shared_task(name=DECAY_TASK, ignore_result=True)
@@ -67,6 +68,12 @@ def distill_task(mode: str = "setting") -> dict[str, Any]:
     return {"mode": result.mode, "clusters": len(result.clusters), "applied": result.applied, "proposed": len(stored)}
 
 
+@shared_task(name=DISTILL_SWEEP_TASK, ignore_result=True)
+def distill_jobs_sweep_task() -> dict[str, Any]:
+    """The beat's sweep (every 5 minutes): fail the distillation jobs a crashed worker left running."""
+    return {"failed": distill_jobs_sweep()}
+
+
 def enqueue_embeddings_backfill() -> None:
     """Ask a worker to embed the rows saved without a vector, once the current transaction commits."""
     transaction.on_commit(lambda: embeddings_backfill_task.delay())
@@ -82,16 +89,6 @@ def distill_job_task(job_id: int) -> dict[str, Any]:
     return {"job": job.pk, "state": job.state}
 
 
-@functools.cache
-def _broker() -> Celery:
-    """A Celery app on the configured broker, to send tasks by name from a web process. The web process never loads
-    config.celery (memory may not import config), and a bare `.delay()` there would go to Celery's default app
-    (amqp on localhost); its own instance, not made current, as ops/health.py pings the workers."""
-    app = Celery("atrium-send", set_as_current=False)
-    app.config_from_object("django.conf:settings", namespace="CELERY")
-    return app
-
-
 def distill_job_queue(*, palace: Palace, actor: Actor, mode: str) -> DistillJob:
     """Record a distillation for `actor` in `palace` (already checked for writing) and ask a worker to run it, once
     the current transaction commits. An unreachable broker fails the job with the reason (never a 500)."""
@@ -99,7 +96,7 @@ def distill_job_queue(*, palace: Palace, actor: Actor, mode: str) -> DistillJob:
 
     def send() -> None:
         try:
-            _broker().send_task(DISTILL_JOB_TASK, args=[job.pk])
+            distill_job_task.delay(job.pk)
         except Exception as exc:  # kombu's OperationalError and whatever the transport raises
             log.warning("could not queue distill job #%d: %s", job.pk, exc)
             reason = f"the task queue (Redis) is unreachable: {type(exc).__name__}; try again later"

@@ -5,7 +5,7 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from memory.admin import can_see_bodies
+from palace.admin import can_see_bodies
 from review.models import ReviewCard
 
 

@@ -245,6 +245,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 FACED = (
     "palace.oplog",
     "palace.admin",
+    "capture.backfill",
     "capture.extraction",
     "capture.importers",
     "ops.bench",

@@ -6,15 +6,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from api.mcp import schemas
-from memory.jobs import DistillResult, distill_job_result
-from memory.models import DistillJob
+from api.schemas import distill_job_answer
 from memory.search import qualify_ref
 from memory.text import truncate_to_chars
 
 if TYPE_CHECKING:
     from memory.context import StandingProfile
     from memory.knowledge import EntityTag, FactsQueryResult, FactsWriteResult, FactView
-    from memory.models import Entity, Memory
+    from memory.models import DistillJob, Entity, Memory
     from memory.save import SaveResult
     from memory.search import Overview as SearchOverview
     from memory.search import SearchResult, Tour, Verdict
@@ -238,32 +237,7 @@ def stats_out(*, palace: str, overview: Overview) -> schemas.StatsOut:
 
 def distill_out(*, job: DistillJob, delivery: str) -> schemas.DistillOut:
     """A distillation job as memory_distill answers it: its state, and its result once the worker has done it."""
-    result = distill_job_result(job) or DistillResult(mode=job.mode, llm_configured=False)
-    return schemas.DistillOut(
-        job=job.pk,
-        state=job.state,  # type: ignore[arg-type]
-        delivery=delivery,  # type: ignore[arg-type]
-        mode=job.mode,  # type: ignore[arg-type]
-        palace=job.palace.label,
-        llm_configured=result.llm_configured if job.state == DistillJob.State.DONE else None,
-        applied=result.applied,
-        error=job.error,
-        clusters=[
-            schemas.DistillClusterOut(
-                kind=c.kind,
-                member_ids=list(c.member_ids),
-                min_similarity=c.min_similarity,
-                content=c.content,
-                placard=c.placard,
-                producer=c.producer,
-                fallback=c.fallback,
-                confidence=c.confidence,
-                rule_id=c.rule_id,
-                skipped=c.skipped,
-            )
-            for c in result.clusters
-        ],
-    )
+    return schemas.DistillOut(job=job.pk, palace=job.palace.label, **distill_job_answer(job, delivery=delivery))
 
 
 def profile_out(profile: StandingProfile) -> schemas.ProfileOut:

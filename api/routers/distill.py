@@ -21,10 +21,17 @@ from ninja import Query, Router, Schema, Status
 from pydantic import ConfigDict
 
 from api.auth import caller_of
-from api.schemas import ErrorOut, ProjectOrigin
+from api.schemas import (
+    DistillClusterFields,
+    DistillDelivery,
+    DistillJobState,
+    DistillMode,
+    ErrorOut,
+    ProjectOrigin,
+    distill_job_answer,
+)
 from memory.jobs import (
     distill_job_get,
-    distill_job_result,
     distill_job_wait,
     distill_proposal_apply,
     distill_proposal_reject,
@@ -126,24 +133,15 @@ class JobIn(Schema):
     project: ProjectOrigin | None = None
 
 
-class ClusterOut(Schema):
-    kind: str
-    member_ids: list[int]
-    min_similarity: float
-    content: str
-    placard: str
-    producer: str
-    fallback: str
-    confidence: float
-    rule_id: int | None
-    skipped: str
+class ClusterOut(Schema, DistillClusterFields):
+    pass
 
 
 class JobOut(Schema):
     id: int
-    state: Literal["queued", "running", "done", "failed"]
-    delivery: Literal["inline", "queued", "lookup"]
-    mode: Literal["suggest", "apply"]
+    state: DistillJobState
+    delivery: DistillDelivery
+    mode: DistillMode
     palace: int
     llm_configured: bool | None
     applied: int
@@ -155,17 +153,10 @@ class JobOut(Schema):
 
 
 def job_out(job: DistillJob, *, delivery: str) -> dict[str, Any]:
-    result = distill_job_result(job)
     return {
         "id": job.pk,
-        "state": job.state,
-        "delivery": delivery,
-        "mode": job.mode,
         "palace": job.palace_id,
-        "llm_configured": result.llm_configured if result is not None else None,
-        "applied": result.applied if result is not None else 0,
-        "clusters": [vars(c) for c in result.clusters] if result is not None else [],
-        "error": job.error,
+        **distill_job_answer(job, delivery=delivery),
         "created_at": job.created_at,
         "started_at": job.started_at,
         "finished_at": job.finished_at,

@@ -20,9 +20,9 @@ from pydantic import ConfigDict
 
 from api.auth import caller_of
 from api.pagination import MAX_LIMIT, MAX_OFFSET, BoundedLimitOffset
-from api.schemas import ErrorOut, ProjectOrigin
+from api.schemas import ErrorOut, MemoryRowOut, ProjectOrigin, memory_row_out
 from memory.knowledge import entity_aliases_edit, entity_get, entity_list, entity_memories, entity_merge, entity_rename
-from memory.models import Entity, Memory
+from memory.models import Entity
 from palace.errors import InvalidInput
 from palace.selectors import palace_get, palace_ids_readable
 
@@ -56,20 +56,8 @@ class EntityRowOut(Schema):
         return obj["merged_into"] if isinstance(obj, dict) else obj.merged_into_id
 
 
-class EntityLinkedMemoryOut(Schema):
-    id: int
-    palace: int
-    kind: str
-    status: str
-    placard: str
-    content: str
-    slot: str | None
-    occurred_at: datetime
-    created_at: datetime
-
-
 class EntityLinkedPageOut(Schema):
-    items: list[EntityLinkedMemoryOut]
+    items: list[MemoryRowOut]
     offset: int
     next_offset: int | None
 
@@ -133,20 +121,6 @@ def entity_out(e: Entity) -> dict[str, Any]:
     }
 
 
-def linked_out(m: Memory) -> dict[str, Any]:
-    return {
-        "id": m.pk,
-        "palace": m.palace_id,
-        "kind": m.kind,
-        "status": m.status,
-        "placard": m.placard,
-        "content": m.content,
-        "slot": m.slot.coordinate if m.slot_id is not None and m.slot is not None else None,
-        "occurred_at": m.occurred_at,
-        "created_at": m.created_at,
-    }
-
-
 def _annotations_resolved(view: Callable[..., Any]) -> Callable[..., Any]:
     """Evaluate the view's string annotations here: ninja's `paginate` wrapper re-reads them in its own module,
     where `Query` and this module's schemas are not defined (this module has `from __future__ import annotations`)."""
@@ -180,7 +154,7 @@ def entities_get(request: HttpRequest, entity_id: int, page: Query[EntityDetailQ
     return {
         **entity_out(entity),
         "memories": {
-            "items": [linked_out(m) for m in linked.items],
+            "items": [memory_row_out(m) for m in linked.items],
             "offset": linked.offset,
             "next_offset": linked.next_offset,
         },

@@ -11,7 +11,7 @@ from ninja import Query, Router, Schema
 from pydantic import Field, WithJsonSchema
 
 from api.auth import caller_of
-from api.schemas import ErrorOut, ProjectOrigin
+from api.schemas import ErrorOut, MemoryRowOut, ProjectOrigin, memory_row_out
 from capture.timeline import MAX_WINDOW_MINUTES, Timeline, episode_timeline, timeline_bound
 from memory.models import Memory
 from palace.errors import InvalidInput
@@ -45,20 +45,11 @@ class TimelineQuery(Schema):
     cursor: str | None = Field(default=None, max_length=200, description="next_cursor of the previous page")
 
 
-class EpisodeOut(Schema):
-    id: int
-    palace: int
-    kind: str
-    status: str
-    placard: str
-    content: str
-    slot: str | None
+class EpisodeOut(MemoryRowOut):
     speaker: str
     session: str
     turn: str
     source: str
-    occurred_at: datetime
-    created_at: datetime
 
 
 class SessionGroupOut(Schema):
@@ -115,19 +106,11 @@ def timeline(request: HttpRequest, q: Query[TimelineQuery]) -> dict[str, Any]:
 
 def _episode(m: Memory) -> dict[str, Any]:
     return {
-        "id": m.pk,
-        "palace": m.palace_id,
-        "kind": m.kind,
-        "status": m.status,
-        "placard": m.placard,
-        "content": m.content,
-        "slot": m.slot.coordinate if m.slot_id is not None and m.slot is not None else None,
+        **memory_row_out(m),
         "speaker": m.speaker,
         "session": m.source_session,
         "turn": m.source_turn,
         "source": m.source_kind,
-        "occurred_at": m.occurred_at,
-        "created_at": m.created_at,
     }
 
 

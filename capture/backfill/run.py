@@ -28,12 +28,11 @@ advisory lock on the run id, held at the connection's session level, dies with a
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -58,6 +57,7 @@ from memory.save import (
 )
 from memory.text import truncate_to_chars
 from palace.actors import Actor
+from palace.locks import advisory_lock
 from palace.models import Palace
 from palace.oplog import OpEntry, oplog_write, oplog_write_many
 
@@ -77,26 +77,12 @@ class RunResult:
     turns: int = 0  # turns finished by this call
 
 
-@contextlib.contextmanager
-def _run_lock(run_id: int) -> Iterator[bool]:
-    objid = run_id % 2_147_483_647
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [LOCK_CLASS, objid])
-        got = bool(cursor.fetchone()[0])
-    try:
-        yield got
-    finally:
-        if got:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [LOCK_CLASS, objid])
-
-
 def backfill_run_process(*, run_id: int, batch_turns: int | None = None) -> RunResult:
     """Run (or continue) a queued or running run until its turns are done or a pause is asked (module docstring).
     `batch_turns`: turns per batch (default ATRIUM_BACKFILL_BATCH_TURNS)."""
     batch_turns = batch_turns or settings.ATRIUM_BACKFILL_BATCH_TURNS
     result = RunResult(run_id=run_id)
-    with _run_lock(run_id) as got:
+    with advisory_lock(lock_class=LOCK_CLASS, object_id=run_id) as got:
         if not got:
             result.busy = True
             return result
@@ -418,7 +404,7 @@ def backfill_requeue_stale() -> list[int]:
     """The runs a dead worker left running (or queued): their advisory lock is free. The caller queues them."""
     stale = []
     for run_id in BackfillRun.objects.filter(state__in=[State.RUNNING, State.QUEUED]).values_list("pk", flat=True):
-        with _run_lock(run_id) as free:
+        with advisory_lock(lock_class=LOCK_CLASS, object_id=run_id) as free:
             if free:
                 stale.append(run_id)
     return stale

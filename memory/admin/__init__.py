@@ -6,11 +6,12 @@
 - judge.py: the judge's settings and its rulings;
 - knowledge.py: entities, their links and facts, profile and handoff versions, retrievals and evidence batches
   (read-only; their bodies behind `memory.view_memory_body`).
+
+The read-only and body-masking mixins and `can_see_bodies` are palace.admin's (every app's admin uses them).
 """
 
 from __future__ import annotations
 
 from memory.admin import audit, judge, knowledge, memories
-from memory.admin.memories import can_see_bodies
 
-__all__ = ["audit", "can_see_bodies", "judge", "knowledge", "memories"]
+__all__ = ["audit", "judge", "knowledge", "memories"]

@@ -23,7 +23,7 @@ from django.utils.decorators import method_decorator
 from django.utils.html import format_html
 from django.views.decorators.http import require_http_methods, require_POST
 
-from memory.admin.memories import MemoryAdmin, can_see_bodies
+from memory.admin.memories import MemoryAdmin
 from memory.audit import (
     RevertPlan,
     Selection,
@@ -40,7 +40,7 @@ from memory.audit import (
     reverted_map,
 )
 from memory.models import Memory
-from palace.admin import AuditConsoleAdmin, can_restore, parse_moment
+from palace.admin import AuditConsoleAdmin, can_restore, can_see_bodies, parse_moment
 from palace.errors import AtriumError
 from palace.errors import PermissionDenied as Forbidden
 from palace.models import OpLog

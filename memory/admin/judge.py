@@ -11,10 +11,10 @@ from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
-from memory.admin.knowledge import ReadOnlyBodyAdmin
 from memory.judge import judge_settings_allowed, judge_settings_check, judge_settings_update, key_mask
 from memory.models import Adjudication, JudgeSettings
 from palace.actors import Actor
+from palace.admin import BodyMaskedAdmin
 from palace.errors import InvalidInput
 
 
@@ -93,7 +93,7 @@ class JudgeSettingsAdmin(admin.ModelAdmin):
 
 
 @admin.register(Adjudication)
-class AdjudicationAdmin(ReadOnlyBodyAdmin):
+class AdjudicationAdmin(BodyMaskedAdmin):
     """A ruling quotes the save it ruled on (`new_text`) and the reason names what it said, so both need
     `memory.view_memory_body`, as a memory's body does (the same rule as the knowledge pages)."""
 

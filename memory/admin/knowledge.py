@@ -24,47 +24,8 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from memory.admin.memories import BODY_HIDDEN, can_see_bodies
 from memory.models import AccessRecord, Entity, Fact, HandoffVersion, MemoryEntity, ProfileVersion, SearchBatch
-
-
-class ReadOnlyBodyAdmin(admin.ModelAdmin):
-    """Read-only, with `body_fields` shown only to holders of `memory.view_memory_body`, and foreign keys named in
-    `refs` shown by a method of that name (an id and a link) rather than by the related row's text."""
-
-    body_fields: tuple[str, ...] = ()
-    refs: dict[str, str] = {}
-
-    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        names = [self.refs.get(f.name, f.name) for f in self.model._meta.fields]
-        if can_see_bodies(request):
-            return names
-        return ["body_hidden", *(n for n in names if n not in self.body_fields)] if self.body_fields else names
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        return self.get_fields(request, obj)
-
-    def get_list_display(self, request: HttpRequest) -> Any:
-        shown = super().get_list_display(request)
-        return shown if can_see_bodies(request) else [c for c in shown if c not in self.body_fields]
-
-    def get_search_fields(self, request: HttpRequest) -> Any:
-        # Searching by a body is reading it one guess at a time.
-        fields = tuple(super().get_search_fields(request))
-        return fields if can_see_bodies(request) else tuple(f for f in fields if f not in self.body_fields)
-
-    @admin.display(description="body")
-    def body_hidden(self, obj: Any) -> str:
-        return BODY_HIDDEN
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
+from palace.admin import BodyMaskedAdmin, can_see_bodies
 
 
 def entity_link(entity_id: int | None) -> str:
@@ -75,7 +36,7 @@ def entity_link(entity_id: int | None) -> str:
 
 
 @admin.register(Entity)
-class EntityAdmin(ReadOnlyBodyAdmin):
+class EntityAdmin(BodyMaskedAdmin):
     body_fields = ("name", "key", "aliases", "alias_keys")
     refs = {"merged_into": "merged_into_ref"}
     list_display = ("id", "palace", "kind", "name", "aliases", "last_mentioned_at", "merged_into_ref")
@@ -122,7 +83,7 @@ class Shown:
 
 
 @admin.register(MemoryEntity)
-class MemoryEntityAdmin(ReadOnlyBodyAdmin):
+class MemoryEntityAdmin(BodyMaskedAdmin):
     refs = {"entity": "entity_ref"}
     list_display = ("id", "palace", "memory", "entity_ref", "source", "created_at")
     list_filter = ("source",)
@@ -136,7 +97,7 @@ class MemoryEntityAdmin(ReadOnlyBodyAdmin):
 
 
 @admin.register(Fact)
-class FactAdmin(ReadOnlyBodyAdmin):
+class FactAdmin(BodyMaskedAdmin):
     body_fields = ("content",)
     refs = {"entity": "entity_ref"}
     list_display = ("id", "palace", "entity_ref", "predicate", "content", "valid_from", "valid_to", "superseded_at")
@@ -150,7 +111,7 @@ class FactAdmin(ReadOnlyBodyAdmin):
 
 
 @admin.register(ProfileVersion)
-class ProfileVersionAdmin(ReadOnlyBodyAdmin):
+class ProfileVersionAdmin(BodyMaskedAdmin):
     body_fields = ("content",)
     list_display = ("id", "palace", "version", "chars", "rolled_back_from", "created_by", "created_at")
     list_select_related = ("palace", "created_by")
@@ -162,7 +123,7 @@ class ProfileVersionAdmin(ReadOnlyBodyAdmin):
 
 
 @admin.register(HandoffVersion)
-class HandoffVersionAdmin(ReadOnlyBodyAdmin):
+class HandoffVersionAdmin(BodyMaskedAdmin):
     body_fields = ("doing", "next_steps", "open_questions", "files")
     list_display = ("id", "palace", "user", "version", "restored_from", "created_at")
     list_select_related = ("palace", "user")
@@ -170,7 +131,7 @@ class HandoffVersionAdmin(ReadOnlyBodyAdmin):
 
 
 @admin.register(AccessRecord)
-class AccessRecordAdmin(ReadOnlyBodyAdmin):
+class AccessRecordAdmin(BodyMaskedAdmin):
     """A retrieval (not a mutation, so not on the op log): which memory went to whom, at which rank."""
 
     list_display = ("id", "memory", "user", "token_id", "via", "rank", "batch", "created_at")
@@ -181,7 +142,7 @@ class AccessRecordAdmin(ReadOnlyBodyAdmin):
 
 
 @admin.register(SearchBatch)
-class SearchBatchAdmin(ReadOnlyBodyAdmin):
+class SearchBatchAdmin(BodyMaskedAdmin):
     """An evidence batch: the handle a search minted, the memories its refs name; the query is a body."""
 
     body_fields = ("query",)

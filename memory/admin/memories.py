@@ -26,17 +26,12 @@ from django.http import HttpRequest
 
 from memory.lifecycle import memory_forget, memory_restore
 from memory.models import DistillJob, DistillProposal, Edge, Memory
+from palace.admin import BODY_HIDDEN, BodyMaskedAdmin, can_see_bodies
 from palace.admin_site import admin_actor, admin_reason
 from palace.errors import AtriumError
 
 # The fields that carry what was remembered, as opposed to facts about the row.
 BODY_FIELDS = ("content", "placard", "search_text", "epitaph", "meta")
-BODY_HIDDEN = "(hidden: seeing memory bodies needs the “Can see memory bodies in the admin” permission)"
-
-
-def can_see_bodies(request: HttpRequest) -> bool:
-    user: Any = request.user
-    return bool(user.is_active and user.has_perm("memory.view_memory_body"))
 
 
 @admin.action(description="Forget selected memories (soft, restorable)", permissions=["forget"])
@@ -140,60 +135,26 @@ class EdgeAdmin(admin.ModelAdmin):
 
 
 @admin.register(DistillProposal)
-class DistillProposalAdmin(admin.ModelAdmin):
+class DistillProposalAdmin(BodyMaskedAdmin):
     """Proposals are applied or rejected where a person reviews them (the panel's Judge view, `memory_distill`);
     here they are shown, the proposed rule's text only with `memory.view_memory_body`."""
 
+    body_fields = BODY_FIELDS
     list_display = ("id", "palace", "kind", "status", "producer", "member_ids", "created_at", "decided_at")
     list_filter = ("status", "kind", "producer")
     ordering = ("-id",)
 
-    def get_fields(self, request: HttpRequest, obj: DistillProposal | None = None) -> Any:
-        fields = [f.name for f in DistillProposal._meta.fields]
-        return fields if can_see_bodies(request) else ["body_hidden", *(f for f in fields if f not in BODY_FIELDS)]
-
-    def get_readonly_fields(self, request: HttpRequest, obj: DistillProposal | None = None) -> Any:
-        return self.get_fields(request, obj)
-
-    @admin.display(description="body")
-    def body_hidden(self, obj: DistillProposal) -> str:
-        return BODY_HIDDEN
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
 
 @admin.register(DistillJob)
-class DistillJobAdmin(admin.ModelAdmin):
+class DistillJobAdmin(BodyMaskedAdmin):
     """A `memory_distill` run done by the worker, shown read-only; its result holds the clusters' texts, so it is
     shown only with `memory.view_memory_body` (the starter reads it through the tool or REST)."""
 
+    body_fields = ("result",)
     list_display = ("id", "palace", "user", "mode", "state", "created_at", "finished_at")
     list_filter = ("state", "mode")
     ordering = ("-id",)
 
-    def get_fields(self, request: HttpRequest, obj: DistillJob | None = None) -> Any:
-        fields = [f.name for f in DistillJob._meta.fields]
-        return fields if can_see_bodies(request) else ["body_hidden", *(f for f in fields if f != "result")]
-
-    def get_readonly_fields(self, request: HttpRequest, obj: DistillJob | None = None) -> Any:
-        return self.get_fields(request, obj)
-
     @admin.display(description="result")
     def body_hidden(self, obj: DistillJob) -> str:
-        return BODY_HIDDEN
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
+        return self.body_hidden_note

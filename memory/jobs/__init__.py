@@ -23,6 +23,7 @@ from memory.jobs.distill_job import (
     distill_job_run,
     distill_job_start,
     distill_job_wait,
+    distill_jobs_sweep,
 )
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "distill_job_run",
     "distill_job_start",
     "distill_job_wait",
+    "distill_jobs_sweep",
     "distill_proposal_apply",
     "distill_proposal_reject",
     "distill_proposals_store",

@@ -17,8 +17,10 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import asdict, fields
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
@@ -121,6 +123,26 @@ def distill_job_run(*, job_id: int) -> DistillJob | None:
     job.finished_at = timezone.now()
     job.save(update_fields=["state", "error", "result", "finished_at"])
     return job
+
+
+def distill_jobs_sweep(*, now: datetime | None = None) -> list[int]:
+    """Fail the jobs a crashed worker left `running`: started more than ATRIUM_DISTILL_JOB_TIMEOUT_MINUTES ago (a
+    live run ends well within it). Their person reads the reason at the door instead of a job running forever. The
+    job has no op row of its own (the memories a run changes carry those), so none is written. Returns their ids."""
+    now = now or timezone.now()
+    bound = timedelta(minutes=settings.ATRIUM_DISTILL_JOB_TIMEOUT_MINUTES)
+    stale = DistillJob.objects.filter(state=DistillJob.State.RUNNING, started_at__lt=now - bound)
+    ids = list(stale.values_list("pk", flat=True))
+    reason = (
+        f"the worker stopped: still running after {settings.ATRIUM_DISTILL_JOB_TIMEOUT_MINUTES} minutes; start it again"
+    )
+    # The state is asked again in the UPDATE, so a job that ended meanwhile keeps its result.
+    DistillJob.objects.filter(pk__in=ids, state=DistillJob.State.RUNNING).update(
+        state=DistillJob.State.FAILED, error=reason, finished_at=now
+    )
+    if ids:
+        log.warning("distillation jobs left running by a stopped worker, failed: %s", ids)
+    return ids
 
 
 def _dump(result: DistillResult) -> dict[str, Any]:

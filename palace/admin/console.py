@@ -31,6 +31,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from django.utils.html import format_html
 
+from palace.admin.readonly import can_see_bodies
 from palace.admin.structure import OpLogAdmin
 from palace.admin_site import BODY, BODY_FIELDS
 from palace.models import OpLog
@@ -199,10 +200,6 @@ class UntilFilter(InputFilter):
 
 
 REASON_HIDDEN = "(hidden: reading what people wrote needs the “Can see memory bodies in the admin” permission)"
-
-
-def can_see_bodies(request: HttpRequest) -> bool:
-    return bool(request.user.has_perm("memory.view_memory_body"))
 
 
 def mask_bodies(value: Any) -> Any:

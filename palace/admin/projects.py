@@ -13,6 +13,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from palace.admin.readonly import ReadOnlyAdmin
 from palace.admin_site import admin_actor, admin_reason
 from palace.approval import project_request_approve, project_request_decline
 from palace.errors import AtriumError
@@ -50,8 +51,9 @@ def decline_requests(modeladmin: admin.ModelAdmin, request: HttpRequest, queryse
     modeladmin.message_user(request, f"declined {done} request(s)")
 
 
+# A request is decided by the actions only (which create the palace and write the op rows), never edited.
 @admin.register(ProjectRequest)
-class ProjectRequestAdmin(admin.ModelAdmin):
+class ProjectRequestAdmin(ReadOnlyAdmin):
     list_display = ["id", "origin_key", "name", "requester", "state", "created_at", "decided_by", "decided_at"]
     list_filter = ["state"]
     search_fields = ["origin_key", "requester__username"]
@@ -62,13 +64,3 @@ class ProjectRequestAdmin(admin.ModelAdmin):
     def has_approve_permission(self, request: HttpRequest) -> bool:
         user: Any = request.user
         return bool(user.has_perm(APPROVE_PERMISSION))
-
-    # A request is decided by the actions only (which create the palace and write the op rows), never edited.
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False

@@ -1,10 +1,8 @@
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib import admin
-from django.http import HttpRequest
 
+from palace.admin.readonly import ReadOnlyAdmin
 from palace.models import Membership, OpLog, Palace, Room, Slot, TourStop
 
 
@@ -33,7 +31,7 @@ class MembershipAdmin(admin.ModelAdmin):
 
 
 @admin.register(OpLog)
-class OpLogAdmin(admin.ModelAdmin):
+class OpLogAdmin(ReadOnlyAdmin):
     """Read-only: the ledger is append-only (a database trigger refuses changes)."""
 
     list_display = [
@@ -51,30 +49,12 @@ class OpLogAdmin(admin.ModelAdmin):
     search_fields = ["op", "actor_name", "reason", "request_id"]
     date_hierarchy = "created_at"
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
 
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
-class StructureAdmin(admin.ModelAdmin):
+class StructureAdmin(ReadOnlyAdmin):
     """Rooms, slots and the tour route are laid out by the slotting code (palace/slots.py) and never recycled, so
     the admin shows them and changes none of them (nothing to account for)."""
 
     list_filter = ["palace"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(Room)

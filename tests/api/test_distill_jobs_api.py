@@ -116,18 +116,20 @@ def test_rest_distill_job_refuses_bad_input_and_readers(
 
 
 def test_an_unreachable_task_queue_fails_the_job_with_its_reason(
-    api_for: Callable[..., Api], alice: Any, settings: Any, django_capture_on_commit_callbacks: Any
+    api_for: Callable[..., Api], alice: Any, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
 ) -> None:
     """Redis down: the job is failed with a reason its person can read, never a 500 nor a job queued forever."""
     from memory import tasks
 
-    settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1
-    tasks._broker.cache_clear()
-    try:
-        with django_capture_on_commit_callbacks(execute=True):
-            status, body = api_for(alice).post(URL, {"mode": "suggest"})
-    finally:
-        tasks._broker.cache_clear()
+    # The process's Celery app (config/celery_app.py) has its broker from Django's start: point it at a port where
+    # nothing listens, with no pooled connection to the real one (Celery keeps them on the app; put back after).
+    app = tasks.distill_job_task.app
+    monkeypatch.setattr(app.conf, "broker_url", "redis://127.0.0.1:1/0")
+    monkeypatch.setattr(app, "_pool", None)
+    monkeypatch.setattr(app.amqp, "_producer_pool", None)
+    with django_capture_on_commit_callbacks(execute=True):
+        status, body = api_for(alice).post(URL, {"mode": "suggest"})
+    app.pool.force_close_all()
     assert status == 202, body  # inside the test's transaction the route cannot wait: the send comes at commit
     status, job = api_for(alice).get(f"{URL}/{body['id']}")
     assert status == 200 and job["state"] == "failed" and "task queue (Redis) is unreachable" in job["error"], job

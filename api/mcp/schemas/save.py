@@ -22,7 +22,7 @@ from api.mcp.schemas.common import (
     Placard,
     Restore,
 )
-from api.schemas import Instant
+from api.schemas import DistillClusterFields, DistillDelivery, DistillJobState, DistillMode, Instant
 
 Session = Annotated[
     str | None,
@@ -133,29 +133,20 @@ class RestoreOut(Out):
     epitaph: str = Field(description="the epitaph it had (why it was forgotten or archived)")
 
 
-class DistillClusterOut(Out):
-    kind: str
-    member_ids: list[int]
-    min_similarity: float
-    content: str
-    placard: str
-    producer: str
-    fallback: str
-    confidence: float
-    rule_id: int | None
-    skipped: str
+class DistillClusterOut(Out, DistillClusterFields):
+    pass
 
 
 class DistillOut(PalaceScoped):
     job: int = Field(description="the distillation job's id: memory_distill job=<id> asks for its state and result")
-    state: Literal["queued", "running", "done", "failed"] = Field(description="where the worker is with the job")
-    delivery: Literal["inline", "queued", "lookup"] = Field(
+    state: DistillJobState = Field(description="where the worker is with the job")
+    delivery: DistillDelivery = Field(
         description=(
             "inline: the worker finished within a short wait, the result is here; queued: it had not finished, ask "
             "again with job=<id>; lookup: this answers a job=<id> call"
         )
     )
-    mode: Literal["suggest", "apply"]
+    mode: DistillMode
     palace: str
     llm_configured: bool | None = Field(description="whether an LLM was configured for the run (null until done)")
     applied: int
