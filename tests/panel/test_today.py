@@ -198,10 +198,10 @@ def test_open_count_links_to_judge_and_the_badge_says_what_it_counts(alice, clie
     Edge.objects.create(palace=personal, from_memory=b, to_memory=a, kind="contradicts", status="pending")
     html = client_for(alice).get("/today/").content.decode()
     link = html.split('<a class="stat stat-link" href="/judge/"')[1].split("</a>")[0]
-    assert '<b id="stat-open">1</b>' in link and "open on Judge" in link
+    assert '<b id="stat-open">1</b><span>open →</span>' in link and "decide them on the Judge page" in link
     assert 'title="0 memories due for review today">0 due</span>' in html
     zh = client_for(alice).get("/today/", HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9").content.decode()
-    assert "0 待复习</span>" in zh and "待裁判" in zh and "条有效记忆" in zh
+    assert "0 待复习</span>" in zh and "待裁定 →" in zh and "到裁判页处理" in zh and "条有效记忆" in zh
 
 
 def test_week_chart_has_an_axis_day_labels_and_a_count_per_day(alice, client_for, make_memory, personal):
