@@ -8,7 +8,7 @@ ATRIUM_REVIEW_FIRST_DUE_DAYS (0 = at once), and its card is materialised on the 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -119,6 +119,19 @@ def _item(memory: Memory, *, card: ReviewCard | None, due_at: datetime, overdue:
         repetitions=card.repetitions if card is not None else 0,
         interval_days=card.interval_days if card is not None else 0,
     )
+
+
+UPCOMING_DAYS = 366  # how far ahead "review early" looks for the next cards to come due
+
+
+def review_upcoming(
+    *, user: User, palace_ids: list[int] | None = None, now: datetime | None = None, limit: int = 3
+) -> list[QueueItem]:
+    """The next memories to come due after `now`, soonest first (Today's "review early" on a day nothing is due):
+    review_queue's items as of a year ahead, the ones already due dropped (ask when none is due), none overdue."""
+    now = now or timezone.now()
+    ahead = review_queue(user=user, palace_ids=palace_ids, now=now + timedelta(days=UPCOMING_DAYS), limit=limit)
+    return [replace(i, days_overdue=0) for i in ahead if i.due_at > now][: max(1, int(limit))]
 
 
 def review_due_ids(

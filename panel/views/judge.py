@@ -26,6 +26,7 @@ from memory.judge import (
 )
 from memory.models import DEFAULT_TIMEOUT_MS
 from memory.selectors import distill_proposals_pending
+from panel.contrast import contrast, raw_label, readable_why
 from panel.forms import int_or_none
 from panel.frame import actor_of, domain_errors, is_partial, page
 from panel.scope import scope_for
@@ -44,6 +45,17 @@ def _filters(request: HttpRequest) -> dict[str, Any]:
     }
 
 
+def _pairs(edges: list[Any]) -> list[Any]:
+    """Each open edge with its two memories in time order, their differing words marked and the ruling in words
+    (panel.contrast); the stored label stays beside it (`raw`), as every label must."""
+    for e in edges:
+        older, newer = sorted((e.from_memory, e.to_memory), key=lambda m: (m.created_at, m.pk))
+        shown = contrast(older.content, newer.content)
+        e.older, e.newer, e.contrast = older, newer, shown
+        e.why, e.raw = readable_why(e.ruling, shown.changes), raw_label(e.ruling)
+    return edges
+
+
 def judge_page(
     request: HttpRequest, *, test_report: Any = None, resolve_error: dict[str, Any] | None = None, status: int = 200
 ) -> HttpResponse:
@@ -51,7 +63,7 @@ def judge_page(
     scope = scope_for(request)
     f = _filters(request)
     context: dict[str, Any] = {
-        "edges": contradictions_open(palace_ids=scope.palace_ids),
+        "edges": _pairs(contradictions_open(palace_ids=scope.palace_ids)),
         "rulings": adjudications_recent(
             palace_ids=scope.palace_ids,
             verdict=f["verdict"] or None,

@@ -24,7 +24,7 @@ from panel.frame import actor_of, domain_errors, due_badge, is_partial, page, us
 from panel.health import health_ring
 from panel.scope import Scope, scope_for
 from panel.shaping import today_summary
-from review.selectors import memory_overview, review_queue
+from review.selectors import memory_overview, review_queue, review_upcoming
 from review.services import review_grade, review_reveal
 
 GRADES = {"remembered": 5, "hazy": 3, "forgot": 1}
@@ -111,7 +111,10 @@ def profile_palaces(scope: Scope) -> list[Palace]:
 
 
 def _due(request: HttpRequest, scope: Scope, now: datetime) -> dict[str, Any]:
-    return {"queue": review_queue(user=request.user, palace_ids=scope.palace_ids, now=now, limit=5)}
+    """The due cues; when none is due (always so on day one), the next few to come due, to review early."""
+    queue = review_queue(user=request.user, palace_ids=scope.palace_ids, now=now, limit=5)
+    upcoming = [] if queue else review_upcoming(user=request.user, palace_ids=scope.palace_ids, now=now, limit=3)
+    return {"queue": queue, "upcoming": upcoming}
 
 
 # Ops that never change a memory's placard, status or slot (review cards and enrolment, evidence verdicts): grading

@@ -56,11 +56,11 @@ def test_judge_form_refused_then_accepted_inside_the_page(
     assert Edge.objects.get(pk=edge.pk).status == "pending"
 
     # "Merge" without text: refused in place, the typed reason kept.
-    card.locator("input[name=reason]").fill("the port moved")
+    card.locator("[name=reason]").fill("the port moved")
     card.locator("button[value=merge]").click()
     card = page.locator(f"#edge-{edge.pk}")
     expect(card.locator("form.resolve [role=alert]")).to_contain_text(words["merge"])
-    expect(card.locator("input[name=reason]")).to_have_value("the port moved")
+    expect(card.locator("[name=reason]")).to_have_value("the port moved")
     assert Edge.objects.get(pk=edge.pk).status == "pending"
     shot(page, f"judge-refused-{lang}")
 

@@ -51,7 +51,7 @@ def test_each_decision_with_its_button(
         assert Edge.objects.get(pk=edge.pk).status == "pending"
         page.goto(f"{base}/judge/")
         card = page.locator(f"#edge-{edge.pk}")
-    card.locator("input[name=reason]").fill("the port moved")
+    card.locator("[name=reason]").fill("the port moved")
     if decision == "merge":
         card.locator("textarea[name=content]").fill("The API server listens on port 8001 (8000 until November).")
     card.get_by_role("button", name=labels[decision]).click()

@@ -16,7 +16,7 @@ from palace.models import Room
 # a memory or room by id adds one (read through the palaces the user may read, memory.selectors.memory_get and
 # palace.structure.room_visible).
 PINNED = {
-    "/today/": 11,  # frame + badge + summary (2) + due queue (3)
+    "/today/": 14,  # frame + badge + summary (2) + due queue (3) + when none is due, the next to come due (3)
     "/today/?part=tour": 5,  # frame + route length + today's stretch
     "/today/?part=rooms": 6,  # frame + the newest rooms of each kind, active per kind, their slots and memories
     "/today/?part=refurb": 6,  # frame + palace version + the active memories, the worst few

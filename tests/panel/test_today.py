@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -27,7 +28,7 @@ def test_summary_counts_and_open_contradictions(alice, client_for, make_memory, 
     Edge.objects.create(palace=personal, from_memory=b, to_memory=a, kind="contradicts", status="pending")
     html = client_for(alice).get("/today/").content.decode()
     assert '<b id="stat-memories">2</b>' in html and '<b id="stat-open">1</b>' in html
-    assert "2 new in 7 days" in html
+    assert "2 saved in the last 7 days" in html
 
 
 def test_summary_counts_active_memories_per_kind_and_every_memory_new_this_week(
@@ -38,7 +39,10 @@ def test_summary_counts_active_memories_per_kind_and_every_memory_new_this_week(
     make_memory(personal, "An old habit", kind="preference", created_at=timezone.now() - timedelta(days=30))
     make_memory(personal, "Deploys on Fridays", kind="decision")
     html = client_for(alice).get("/today/").content.decode()
-    assert '<b id="stat-memories">3</b>' in html and "3 new in 7 days" in html
+    # 3 active (one of them old) beside 3 saved this week (one since forgotten): two different sets, and each
+    # figure says which, so they cannot read as a contradiction
+    assert '<b id="stat-memories">3</b><span>active memories</span>' in html and "3 saved in the last 7 days" in html
+    assert "including those since superseded or forgotten" in html
     assert "preference 2</a>" in html and "decision 1</a>" in html and "fact 0</a>" in html
 
 
@@ -46,7 +50,7 @@ def test_due_card_shows_the_cue_not_the_body(alice, client_for, due_memory):
     html = client_for(alice).get("/today/").content.decode()
     assert "Decision Chamber#1" in html and "pgvector" in html and "2 days overdue" in html
     assert "separate vector store" not in html
-    assert '<span class="sr-only">due today: </span>1' in html
+    assert 'title="1 memory due for review today">1 due</span>' in html  # the nav badge says what it counts
 
 
 def test_reveal_then_grade_advances_the_schedule(alice, client_for, due_memory):
@@ -58,7 +62,9 @@ def test_reveal_then_grade_advances_the_schedule(alice, client_for, due_memory):
     card = ReviewCard.objects.get(memory=due_memory)
     assert card.last_grade == 3 and card.due_at > timezone.now()
     assert OpLog.objects.filter(op="review.grade", target_id=due_memory.pk).count() == 1
-    assert f'id="cue-{due_memory.pk}"' not in client.get("/today/").content.decode()
+    after = client.get("/today/").content.decode()
+    assert "days overdue" not in after and "Nothing is due for review today." in after
+    assert f'id="cue-{due_memory.pk}"' in after.split('id="early-h"')[1]  # offered again only to review early
 
 
 def test_bad_grade_is_422_and_stores_nothing(alice, client_for, due_memory):
@@ -184,3 +190,56 @@ def test_refurb_list_is_rescanned_after_a_memory_write_not_after_a_review_grade(
     with django_assert_num_queries(6):  # frame + version + the active memories, the worst few: rescanned
         html = client.get(url, HTTP_HX_REQUEST="true").content.decode()
     assert "<strong>same placard</strong>" not in html and "<strong>clear placard 2026</strong>" in html
+
+
+def test_open_count_links_to_judge_and_the_badge_says_what_it_counts(alice, client_for, make_memory, personal):
+    a = make_memory(personal, "The deploy is on Fridays", kind="decision")
+    b = make_memory(personal, "The deploy is on Mondays", kind="decision")
+    Edge.objects.create(palace=personal, from_memory=b, to_memory=a, kind="contradicts", status="pending")
+    html = client_for(alice).get("/today/").content.decode()
+    link = html.split('<a class="stat stat-link" href="/judge/"')[1].split("</a>")[0]
+    assert '<b id="stat-open">1</b><span>open →</span>' in link and "decide them on the Judge page" in link
+    assert 'title="0 memories due for review today">0 due</span>' in html
+    zh = client_for(alice).get("/today/", HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9").content.decode()
+    assert "0 待复习</span>" in zh and "待裁定 →" in zh and "到裁判页处理" in zh and "条有效记忆" in zh
+
+
+def test_week_chart_has_an_axis_day_labels_and_a_count_per_day(alice, client_for, make_memory, personal):
+    make_memory(personal, "one")
+    make_memory(personal, "two")
+    make_memory(personal, "older", created_at=timezone.now() - timedelta(days=2))
+    html = client_for(alice).get("/today/").content.decode()
+    chart = html.split('<svg class="week"')[1].split("</svg>")[0]
+    assert chart.count('<g class="day') == 7 and chart.count("<rect") == 2  # two days had saves, five none
+    assert (
+        '<line class="axis"' in chart and '<text class="axis-label" x="13" y="16.5" text-anchor="end">2</text>' in chart
+    )
+    today = timezone.localdate()
+    assert f'class="day-label" x="120" y="52" text-anchor="middle">{today.day}</text>' in chart  # today, rightmost
+    assert '<text class="count" x="120" y="11" text-anchor="middle">2</text>' in chart  # the busiest day, on top
+
+
+def test_tour_counts_one_set_of_stops_and_drops_the_no_placard_noise(alice, client_for, make_memory, personal):
+    made = [make_memory(personal, f"fact number {i}", placard="" if i % 2 else f"placard {i}") for i in range(9)]
+    Memory.objects.filter(pk=made[4].pk).update(status="forgotten")  # its stop stays on the route, closed
+    tour = client_for(alice).get("/today/?part=tour", HTTP_HX_REQUEST="true").content.decode()
+    assert re.search(r"stops \d–\d of 9</p>", tour)  # route positions; where today's stretch starts moves by day
+    assert "Walk all 9 stops" in tour and "8 of them hold an active memory now" in tour  # the same nine stops
+    assert "no placard" not in tour and "<strong>placard 0</strong>" in tour
+
+
+def test_review_is_visible_on_day_one(alice, client_for, make_memory, personal):
+    client = client_for(alice)
+    empty = client.get("/today/").content.decode()
+    assert "No memory in this scope is under review yet" in empty and "Spaced review (SM-2)" in empty
+    memory = make_memory(personal, "We chose pgvector", kind="decision", placard="pgvector")
+    Memory.objects.filter(pk=memory.pk).update(review_enrolled=True)  # saved today: first due tomorrow
+    html = client.get("/today/").content.decode()
+    assert "Nothing is due for review today." in html and "The next review comes due on" in html
+    early = html.split('id="early-h"')[1]
+    assert f'id="cue-{memory.pk}"' in early and f'action="/review/{memory.pk}/reveal/"' in early
+    assert "We chose pgvector" not in html  # the cue, never the body
+    revealed = client.post(f"/review/{memory.pk}/reveal/", HTTP_HX_REQUEST="true").content.decode()
+    assert "We chose pgvector" in revealed  # reviewing early works like a due review
+    zh = client.get("/today/", HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9").content.decode()
+    assert "今天没有需要复习的记忆。" in zh and "提前复习" in zh and "间隔复习（SM-2）" in zh
