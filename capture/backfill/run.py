@@ -33,6 +33,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -91,7 +92,7 @@ def backfill_run_process(*, run_id: int, batch_turns: int | None = None) -> RunR
             result.state = run.state if run is not None else "missing"
             return result
         _begin(run)
-        actor, tried = Actor.for_user(run.user), set[int]()
+        actor, tried, summarised = Actor.for_user(run.user), set[int](), set[int]()
         began, done_here = time.monotonic(), 0
         # One thread embeds the next batch while this one is written (module docstring, "Look-ahead").
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="backfill-embed")
@@ -106,11 +107,12 @@ def backfill_run_process(*, run_id: int, batch_turns: int | None = None) -> RunR
                 ahead = _next_batch(run=run, tried=tried, batch_turns=batch_turns, pool=pool, context=current.context)
                 done_here += _write(run=run, actor=actor, ready=current, began=began, done_before=done_here)
                 result.batches += 1
-                _summarise_finished(run=run, sessions={t.session_id for t in current.turns})
+                summarised |= _summarise_finished(run=run, sessions={t.session_id for t in current.turns})
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         result.turns = done_here
-        _summarise_finished(run=run, sessions=None)  # a run restarted after a crash may have missed some
+        # A run restarted after a crash may have missed some: the others, not the ones summarised just now again.
+        _summarise_finished(run=run, sessions=None, besides=summarised)
         left = CaptureTurn.objects.filter(session__backfill_run=run, state=PENDING).count()
         if left:
             run.error = f"{left} turns could not be saved (resume to try again)"
@@ -390,14 +392,19 @@ def _fail(turns: Sequence[CaptureTurn], error: str) -> None:
         turn.save(update_fields=["attempts", "error", "state"])
 
 
-def _summarise_finished(*, run: BackfillRun, sessions: set[int] | None) -> None:
-    """The summary of each session (of `sessions`, or all of the run's) that has no pending turn left and whose
-    summary does not cover its done user turns yet (capture.processing writes it, labelled, with its op row)."""
+def _summarise_finished(
+    *, run: BackfillRun, sessions: set[int] | None, besides: AbstractSet[int] = frozenset()
+) -> set[int]:
+    """The summary of each session (of `sessions`, or all of the run's but `besides`) that has no pending turn left
+    and whose summary does not cover its done user turns yet (capture.processing writes it, labelled, with its op
+    row); the ids of the sessions it processed."""
     rows = CaptureSession.objects.filter(backfill_run=run)
     if sessions is not None:
         rows = rows.filter(pk__in=sessions)
-    for session_id in rows.exclude(turns__state=PENDING).values_list("pk", flat=True).distinct():
+    finished = set(rows.exclude(turns__state=PENDING).values_list("pk", flat=True).distinct()) - besides
+    for session_id in sorted(finished):
         capture_session_process(session_id=session_id)
+    return finished
 
 
 def backfill_requeue_stale() -> list[int]:

@@ -27,10 +27,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory.judge import adjudications_prune
+from memory.knowledge import Extraction
 from memory.models import Memory
 from memory.save.derived_texts import derive_texts, embed_texts
 from memory.save.input import Prepared, SaveItem, check_source, prepare_item
+from memory.save.neighbours import nearest_scan_set
 from memory.save.pipeline import (
+    Deferred,
     SaveResult,
     dropped,
     extract_entities,
@@ -213,48 +216,89 @@ def _recheck_context(*, palace: Palace, chunk: Chunk) -> None:
 
 def memory_chunk_save(*, palace: Palace, actor: Actor, chunk: Chunk, source: str) -> list[SaveResult | ItemError]:
     """Write a prepared chunk (points 2-4 of the module docstring); its results in item order."""
-    results, prepared, now, offset = chunk.results, chunk.prepared, chunk.now, chunk.offset
+    results, prepared = chunk.results, chunk.prepared
     if not prepared:
         return [r for r in results if r is not None]
     _recheck_context(palace=palace, chunk=chunk)
     memory_chunk_embed(chunk)
-    texts, vectors, degraded, previous = chunk.texts, chunk.vectors, chunk.degraded, chunk.previous
     # Outside the transaction: a model may be asked, once for the chunk.
     extractions = extract_entities(palace, [p for _, p in prepared])
     # Forgotten memories cannot appear during the save: whether there are any to match is asked once for the chunk.
     forgotten = has_forgotten(palace=palace)
+    # Point 3 costs a savepoint an item (two round trips). The chunk is written first without them, in one
+    # savepoint; only when an item fails is it rolled back and written again item by item, each in its savepoint,
+    # so the failing item is reported at its index and the rest are saved (the same rows as that pass alone gives).
+    before = (list(results), dict(chunk.previous))
+    try:
+        with transaction.atomic():
+            _write_items(
+                palace=palace, actor=actor, chunk=chunk, source=source, ex=(extractions, forgotten), isolate=False
+            )
+    except Exception:
+        log.info("a bulk chunk of palace %s failed; writing its items one at a time", palace.pk, exc_info=True)
+        chunk.results[:], chunk.previous = before[0], dict(before[1])
+        with transaction.atomic():
+            _write_items(
+                palace=palace, actor=actor, chunk=chunk, source=source, ex=(extractions, forgotten), isolate=True
+            )
+    return [r for r in chunk.results if r is not None]
+
+
+def _write_items(
+    *,
+    palace: Palace,
+    actor: Actor,
+    chunk: Chunk,
+    source: str,
+    ex: tuple[list[Extraction], bool],
+    isolate: bool,
+) -> None:
+    """The chunk's items in order inside the caller's transaction (point 4). Not `isolate`: no savepoint per item (an
+    error propagates); `isolate`: each item in its savepoint, a failing one reported at its index."""
+    results, prepared, now, offset, previous = chunk.results, chunk.prepared, chunk.now, chunk.offset, chunk.previous
+    extractions, forgotten = ex
     slots = SlotAllocator(palace=palace, actor=actor)
-    with transaction.atomic():  # the chunk (point 4 of the module docstring)
-        lock_palace(palace)
-        for (i, p), (search_text, _), vector, extraction in zip(prepared, texts, vectors, extractions, strict=True):
-            try:
-                with transaction.atomic():
-                    result = save_prepared(
-                        palace=palace,
-                        actor=actor,
-                        p=p,
-                        source=source,
-                        vector=vector,
-                        degraded=degraded,
-                        search_text=search_text,
-                        previous=previous.get(p.source_session) if p.source_session else None,
-                        now=now,
-                        extraction=extraction,
-                        bulk=True,
-                        forgotten=forgotten,
-                        slots=slots,
-                    )
-            except Exception as exc:  # one bad item must not sink the batch; it is reported, never swallowed
-                log.exception("bulk item %s failed", offset + i)
-                code = getattr(exc, "code", "error")
-                results[i] = ItemError(index=offset + i, code=str(code), message=str(getattr(exc, "message", exc)))
-                slots.forget()  # its slot rows were rolled back (the chunk's lock, taken before, stays)
-                continue
-            results[i] = result
-            if p.source_session and _inserted(result):
-                previous[p.source_session] = result.memory  # the session's latest memory now
-        adjudications_prune(palace=palace)  # once for the chunk, not after every item
-    return [r for r in results if r is not None]
+    deferred = Deferred()
+    lock_palace(palace)
+    nearest_scan_set()
+    for (i, p), (search_text, _), vector, extraction in zip(
+        prepared, chunk.texts, chunk.vectors, extractions, strict=True
+    ):
+        if forgotten and p.restore:
+            deferred.flush(actor=actor)  # a restore writes its op row at once: the rows before it go first
+        mine = Deferred()
+        try:
+            with transaction.atomic(savepoint=isolate):
+                result = save_prepared(
+                    palace=palace,
+                    actor=actor,
+                    p=p,
+                    source=source,
+                    vector=vector,
+                    degraded=chunk.degraded,
+                    search_text=search_text,
+                    previous=previous.get(p.source_session) if p.source_session else None,
+                    now=now,
+                    extraction=extraction,
+                    bulk=True,
+                    forgotten=forgotten,
+                    slots=slots,
+                    deferred=mine,
+                )
+        except Exception as exc:  # one bad item must not sink the batch; it is reported, never swallowed
+            if not isolate:
+                raise
+            log.exception("bulk item %s failed", offset + i)
+            code = getattr(exc, "code", "error")
+            results[i] = ItemError(index=offset + i, code=str(code), message=str(getattr(exc, "message", exc)))
+            slots.forget()  # its slot rows were rolled back (the chunk's lock, taken before, stays)
+            continue
+        deferred.extend(mine)
+        results[i] = result
+        if p.source_session and _inserted(result):
+            previous[p.source_session] = result.memory  # the session's latest memory now
+    deferred.flush(actor=actor)
+    adjudications_prune(palace=palace)  # once for the chunk, not after every item
 
 
 def _inserted(result: SaveResult) -> bool:

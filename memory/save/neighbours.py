@@ -15,8 +15,18 @@ _COLUMNS = "m.id, m.kind, m.content, m.placard, m.speaker, m.embedding <=> %s::v
 _WHERE = "m.palace_id = %s AND m.status = %s AND m.embedding IS NOT NULL"
 
 
-def nearest(*, palace: Palace, vector: list[float], status: str, limit: int = NEIGHBOURS) -> list[Neighbour]:
-    """The `limit` nearest memories of `palace` in `status`, nearest first (must run inside a transaction).
+def nearest_scan_set() -> None:
+    """Keep scanning the HNSW graph until enough rows pass the palace filter (pgvector >= 0.8), for the rest of the
+    transaction: a bulk save sets it once for its chunk and passes `scan_set` to each `nearest`."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+
+
+def nearest(
+    *, palace: Palace, vector: list[float], status: str, limit: int = NEIGHBOURS, scan_set: bool = False
+) -> list[Neighbour]:
+    """The `limit` nearest memories of `palace` in `status`, nearest first (must run inside a transaction;
+    `scan_set`: the caller ran `nearest_scan_set` in it).
 
     1. Ask the HNSW index, ordered by the half-precision distance it is built on (memory.models), judged by the exact
        cosine of the stored full-precision vectors: the merge and contradiction thresholds are that precise.
@@ -26,9 +36,9 @@ def nearest(*, palace: Palace, vector: list[float], status: str, limit: int = NE
        is not the index's expression, so PostgreSQL reads the palace's rows by the palace index.
     """
     literal = vector_literal(vector)
+    if not scan_set:
+        nearest_scan_set()
     with connection.cursor() as cursor:
-        # pgvector >= 0.8: keep scanning the HNSW graph until enough rows pass the palace filter.
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         cursor.execute(
             f"SELECT {_COLUMNS} FROM memory_memory m WHERE {_WHERE} ORDER BY {HALF_DISTANCE} LIMIT %s",  # noqa: S608
             [literal, palace.pk, status, literal, limit],

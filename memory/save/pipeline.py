@@ -8,6 +8,7 @@ transaction. Corrections (memory/lifecycle/corrections.py) reuse the same cleani
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -40,7 +41,7 @@ from memory.save.tombstones import tombstone_check
 from palace.actors import Actor
 from palace.kinds import KindName
 from palace.models import Palace
-from palace.oplog import oplog_write
+from palace.oplog import OpEntry, oplog_write, oplog_write_many
 from palace.slots import SlotAllocator, slot_assign
 
 # Sources that bring old material in bulk: not enrolled for spaced review by default.
@@ -63,6 +64,37 @@ class SaveResult:
     entities: Linked | None = (
         None  # the entities linked to `memory` (memory/knowledge/extraction.py), and who found them
     )
+
+
+@dataclass
+class Deferred:
+    """A bulk save's writes that wait for the end of its chunk (memory/save/bulk.py): its op rows, in the order the
+    saves made them, and its `next` edges; one insert each (an insert per row cost more than the row). Nothing in a
+    save reads them back, and they commit or roll back with the chunk like the rows they describe."""
+
+    ops: list[tuple[str, OpEntry]] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+
+    def op(self, op: str, *, actor: Actor, entry: OpEntry) -> None:
+        if self is _NOT_DEFERRED:
+            oplog_write(op=op, actor=actor, **vars(entry))
+        else:
+            self.ops.append((op, entry))
+
+    def extend(self, other: Deferred) -> None:
+        self.ops += other.ops
+        self.edges += other.edges
+
+    def flush(self, *, actor: Actor) -> None:
+        """Write what waits (inside the chunk's transaction), op rows in their order: one insert per run of one op."""
+        if self.edges:
+            Edge.objects.bulk_create(self.edges)
+        for op, run in itertools.groupby(self.ops, key=lambda pair: pair[0]):
+            oplog_write_many(op=op, actor=actor, entries=[entry for _, entry in run])
+        self.ops, self.edges = [], []
+
+
+_NOT_DEFERRED = Deferred()  # one save (not a bulk one): its rows are written at once
 
 
 # --- cleaning (memory/save/input.py), provenance, embedding --------------------------------------------------------
@@ -107,6 +139,8 @@ def _merge(
     similarity: float,
     now: datetime,
     entities: Linked,
+    palace: Palace,
+    deferred: Deferred,
 ) -> Memory:
     """Reinforce an existing memory with a restatement: confidence up, a hit, the new provenance kept, the
     restatement's entities linked to it."""
@@ -118,23 +152,25 @@ def _merge(
     if p.redactions:
         target.redactions = sorted(set(target.redactions) | set(p.redactions))
     target.save(update_fields=["confidence", "hit_count", "last_accessed_at", "sources", "redactions", "updated_at"])
-    oplog_write(
-        op="memory.merge",
+    deferred.op(
+        "memory.merge",
         actor=actor,
-        palace=target.palace,
-        target_kind="memory",
-        target_id=target.pk,
-        reason="restatement of an existing memory",
-        detail={
-            "disposition": MERGE,
-            "similarity": round(similarity, 4),
-            "source": source,
-            "session": p.source_session,
-            "turn": p.source_turn,
-            "redactions": p.redactions,
-            "confidence": target.confidence,
-            "entities": entities.detail(),
-        },
+        entry=OpEntry(
+            palace=palace,  # the target is one of this palace's neighbours (memory/save/neighbours.py)
+            target_kind="memory",
+            target_id=target.pk,
+            reason="restatement of an existing memory",
+            detail={
+                "disposition": MERGE,
+                "similarity": round(similarity, 4),
+                "source": source,
+                "session": p.source_session,
+                "turn": p.source_turn,
+                "redactions": p.redactions,
+                "confidence": target.confidence,
+                "entities": entities.detail(),
+            },
+        ),
     )
     return target
 
@@ -220,19 +256,23 @@ def save_prepared(
     bulk: bool = False,
     forgotten: bool = True,
     slots: SlotAllocator | None = None,
+    deferred: Deferred | None = None,
 ) -> SaveResult:
     """Steps 5-6 of the pipeline, inside one transaction: dispose, write, slot, link (edges, entities), op row.
     `bulk` (memory/save/bulk.py): the rules dispose alone and their rulings are recorded labelled `bulk`.
     `forgotten` False: the caller knows the palace has no forgotten memory with a vector, so there is no tombstone
     to look for (a bulk save asks once for its chunk instead of twice an item).
     `slots` (a bulk save's chunk): the caller holds the palace lock for the chunk and a savepoint around this item,
-    so neither is taken again here, and the slots come from the chunk's allocator."""
+    so neither is taken again here, and the slots come from the chunk's allocator; it has also set the neighbour
+    scan for its transaction (memory/save/neighbours.py). `deferred` (a bulk save's): the op rows and `next` edges
+    wait there for the end of the chunk."""
+    deferred = deferred if deferred is not None else _NOT_DEFERRED
     with transaction.atomic(savepoint=slots is None):
         if slots is None:
             lock_palace(palace)
         judged = Judged(Disposition(ACCEPT))
         if vector is not None:
-            neighbours = nearest(palace=palace, vector=vector, status=Memory.Status.ACTIVE)
+            neighbours = nearest(palace=palace, vector=vector, status=Memory.Status.ACTIVE, scan_set=slots is not None)
             judged = judge_dispose(content=p.content, kind=p.kind, speaker=p.speaker, neighbours=neighbours, bulk=bulk)
         decision = judged.disposition
         if decision.merge_into is not None:
@@ -245,6 +285,8 @@ def save_prepared(
                 similarity=decision.merge_into.similarity,
                 now=now,
                 entities=linked,
+                palace=palace,
+                deferred=deferred,
             )
             adjudications_record(
                 palace=palace, judged=judged, new_memory=None, new_text=p.content, edges={}, prune=slots is None
@@ -299,30 +341,36 @@ def save_prepared(
         )
         if previous is not None and p.kind == Memory.Kind.EPISODE:
             # `memory` was inserted just now, so no edge can point to it yet: a plain insert, no get-or-create.
-            Edge.objects.create(palace=palace, from_memory=previous, to_memory=memory, kind=Edge.Kind.NEXT, weight=1.0)
+            edge = Edge(palace=palace, from_memory=previous, to_memory=memory, kind=Edge.Kind.NEXT, weight=1.0)
+            if deferred is _NOT_DEFERRED:
+                edge.save()
+            else:
+                deferred.edges.append(edge)
         hint = save_hint(judged, edges)
         if degraded:
             hint = (hint + "; " if hint else "") + "saved without an embedding (embedder unavailable)"
         contradicts = [n.id for n in decision.contradicts]
-        oplog_write(
-            op="memory.save",
+        deferred.op(
+            "memory.save",
             actor=actor,
-            palace=palace,
-            target_kind="memory",
-            target_id=memory.pk,
-            detail={
-                "disposition": decision.disposition,
-                "kind": p.kind,
-                "source": source,
-                "slot": memory.slot.coordinate if memory.slot is not None else None,
-                "redactions": p.redactions,
-                "contradicts": contradicts,
-                "edges": [e.pk for e in edges.values()],
-                "judged_by": sorted({"model" if r.model_took_part else "rules" for r in judged.rulings}),
-                "degraded": degraded,
-                "importance": memory.importance,
-                "entities": linked.detail(),
-            },
+            entry=OpEntry(
+                palace=palace,
+                target_kind="memory",
+                target_id=memory.pk,
+                detail={
+                    "disposition": decision.disposition,
+                    "kind": p.kind,
+                    "source": source,
+                    "slot": memory.slot.coordinate if memory.slot is not None else None,
+                    "redactions": p.redactions,
+                    "contradicts": contradicts,
+                    "edges": [e.pk for e in edges.values()],
+                    "judged_by": sorted({"model" if r.model_took_part else "rules" for r in judged.rulings}),
+                    "degraded": degraded,
+                    "importance": memory.importance,
+                    "entities": linked.detail(),
+                },
+            ),
         )
     return SaveResult(
         disposition=decision.disposition,
