@@ -33,6 +33,7 @@ class ApiToken(models.Model):
     )
 
     class Meta:
+        verbose_name, verbose_name_plural = "API token", "API tokens"
         # The table kept the name it had when tokens lived in the `api` app (moved by a state-only migration).
         db_table = "api_apitoken"
         ordering = ["-created_at"]
