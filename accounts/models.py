@@ -33,6 +33,7 @@ class ApiToken(models.Model):
     )
 
     class Meta:
+        verbose_name, verbose_name_plural = "API token", "API tokens"
         # The table kept the name it had when tokens lived in the `api` app (moved by a state-only migration).
         db_table = "api_apitoken"
         ordering = ["-created_at"]
@@ -85,6 +86,12 @@ class UserSettings(models.Model):
     # The mode POST /api/v1/capture runs in when the client sends none: off (store nothing), light (user turns) or
     # eager (assistant turns too).
     capture_mode = models.CharField(max_length=8, choices=CaptureMode.choices, default=CaptureMode.LIGHT)
+    # The panel's last scope (panel/scope.py: mine, project or both, and which project), so a new login opens where
+    # the user left off instead of "My palace" alone, which hides every project memory. Empty: never chosen.
+    panel_scope = models.CharField(max_length=8, blank=True, default="")
+    panel_project = models.ForeignKey(
+        "palace.Palace", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -85,3 +85,15 @@ def search_fallback_choose(*, user: AbstractBaseUser | AnonymousUser | None, ask
     if asked is not None:
         return FallbackChoice(fallback=asked, source="request")
     return FallbackChoice(fallback=user_settings_get(user=user).search_fallback, source="setting")
+
+
+def user_scope_remember(*, user: AbstractBaseUser, mode: str, project_id: int | None) -> None:
+    """Keep the panel's scope choice for the user's next login (panel/scope.py checks it, and the project's
+    membership, when it reads it back). No op row: it is where the user last looked, changed with every click of
+    the switcher, not a setting that changes what any door does."""
+    row, _ = UserSettings.objects.get_or_create(user_id=user.pk)
+    fields = {"panel_scope": mode, **({"panel_project_id": project_id} if project_id is not None else {})}
+    if any(getattr(row, name) != value for name, value in fields.items()):
+        for name, value in fields.items():
+            setattr(row, name, value)
+        row.save(update_fields=[*fields, "updated_at"])

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Count, QuerySet
+from django.utils import translation
 
 from palace.actors import Actor
 from palace.errors import Conflict, InvalidInput, NotFound
@@ -40,6 +43,61 @@ def room_get(*, palace: Palace, name: str) -> Room:
     if room is None:
         raise NotFound(f"no room named {name!r} in this palace")
     return room
+
+
+ROOM_NUMBERED = re.compile(r"^(?P<base>.+?)(?:-(?P<n>\d+))?$")
+ROOMS_LISTED = 30  # an unknown room's error names at most this many of the palaces' rooms
+
+
+def room_aliases() -> dict[str, str]:
+    """Every spelling of a default room name (lower case) -> its stored English name: the English name, the kind it
+    holds ("fact"), and its name in every language the panel speaks (settings.LANGUAGES; the msgids are marked in
+    panel/labels.py, so the panel and this read one catalogue)."""
+    aliases: dict[str, str] = {}
+    for kind, english in ROOM_NAMES.items():
+        aliases[english.lower()] = aliases[str(kind).lower()] = english
+        for code, _name in settings.LANGUAGES:
+            with translation.override(code):
+                aliases[translation.gettext(english).lower()] = english
+    return aliases
+
+
+def room_spellings(english: str) -> list[str]:
+    """`Fact Hall-2` and its translations (`事实厅-2`), the English first; a renamed room has only its own name."""
+    match = ROOM_NUMBERED.match(english)
+    if match is None or match["base"] not in ROOM_NAMES.values():
+        return [english]
+    suffix = f"-{match['n']}" if match["n"] else ""
+    spelled = [english]
+    for code, _name in settings.LANGUAGES:
+        with translation.override(code):
+            spelled.append(translation.gettext(match["base"]) + suffix)
+    return list(dict.fromkeys(spelled))
+
+
+def room_name_resolve(*, palace_ids: Sequence[int], name: str) -> str:
+    """The stored room name `name` means in these (already resolved) palaces: a room's own name (any case), or a
+    default room by its English name, its kind or its translated name as the panel shows it (事实厅, 事实厅-2).
+    InvalidInput naming the accepted spellings for anything else."""
+    wanted = " ".join(name.split())
+    rooms = Room.objects.filter(palace_id__in=palace_ids).values_list("kind", "ordinal", "name")
+    stored = [name for _k, _o, name in sorted(rooms, key=lambda r: (KIND_ORDER.get(r[0], 99), r[1], r[2]))]
+    by_lower = {n.lower(): n for n in stored}
+    if wanted.lower() in by_lower:
+        return by_lower[wanted.lower()]
+    match = ROOM_NUMBERED.match(wanted)
+    english = room_aliases().get(match["base"].lower()) if match is not None else None
+    if english is not None and match is not None:
+        return f"{english}-{match['n']}" if match["n"] else english
+    known = [" / ".join(room_spellings(n)) for n in dict.fromkeys(stored)] or [
+        " / ".join(room_spellings(n)) for n in ROOM_NAMES.values()
+    ]
+    more = f" and {len(known) - ROOMS_LISTED} more" if len(known) > ROOMS_LISTED else ""
+    raise InvalidInput(
+        f"room {wanted!r} is no room of the palaces searched; send a room's name (English or as the panel shows it) "
+        f"or a kind ({', '.join(ROOM_NAMES)}): {'; '.join(known[:ROOMS_LISTED])}{more}",
+        field="room",
+    )
 
 
 def room_in(*, palace_ids: Sequence[int], room_id: int) -> Room | None:

@@ -1,5 +1,6 @@
-"""The panel's scope: my palace, one project palace, or both. Chosen in the header, kept in the session, and
-resolved for every view through the palace access function — never trusted from a request field on its own."""
+"""The panel's scope: my palace, one project palace, or both. Chosen in the header, kept in the session and
+remembered for the user's next login (accounts.UserSettings.panel_scope/panel_project), and resolved for every view
+through the palace access function — never trusted from a request field or a stored choice on its own."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from functools import cached_property
 
 from django.http import HttpRequest
 
+from accounts.usersettings import user_scope_remember, user_settings_get
 from palace import selectors
 from palace.errors import NotFound
 from palace.models import Palace
@@ -52,6 +54,8 @@ def scope_for(request: HttpRequest) -> Scope:
     pairs = selectors.palaces_with_roles(user=request.user)
     personal = next((p for p, _ in pairs if p.kind == Palace.Kind.PERSONAL), None)
     projects = [(p, role) for p, role in pairs if p.kind == Palace.Kind.PROJECT]
+    if SESSION_MODE not in request.session:
+        _restore(request)
     wanted = request.session.get(SESSION_PROJECT)
     project = next((p for p, _ in projects if p.pk == wanted), projects[0][0] if projects else None)
     mode = request.session.get(SESSION_MODE, "mine")
@@ -73,3 +77,13 @@ def scope_set(*, request: HttpRequest, mode: str, project_id: int | None) -> Non
             raise NotFound("project not found")
         request.session[SESSION_PROJECT] = palace.pk
     request.session[SESSION_MODE] = mode
+    user_scope_remember(user=request.user, mode=mode, project_id=project_id)  # type: ignore[arg-type]
+
+
+def _restore(request: HttpRequest) -> None:
+    """A new session (a login) starts from the user's last choice; scope_for checks it like a session's own (a
+    project the user left falls back to the first one they belong to, or to "mine")."""
+    stored = user_settings_get(user=request.user)
+    request.session[SESSION_MODE] = stored.panel_scope or "mine"
+    if stored.panel_project_id is not None:
+        request.session[SESSION_PROJECT] = stored.panel_project_id

@@ -266,9 +266,9 @@ class RevertConsoleAdmin(AuditConsoleAdmin):
             url = reverse("admin:memory_memory_revert", args=[row.pk])
             title = f"{plan.describe} (in {plan.palace})"
             return format_html('<a class="revert-link" href="{}" title="{}">revert…</a>', url, title)
-        return format_html(
-            '<span class="revert-refused help">not revertible: {} (in {})</span>', plan.refused, plan.palace
-        )
+        # Cut to a few lines in the console's table (static/css/console.css), the whole reason on hover.
+        said = f"not revertible: {plan.refused} (in {plan.palace})"
+        return format_html('<span class="revert-refused help clamp" title="{}">{}</span>', said, said)
 
 
 admin.site.unregister(Memory)

@@ -76,6 +76,7 @@ class MemoryEntity(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        verbose_name_plural = "memory entities"
         constraints = [models.UniqueConstraint(fields=["memory", "entity"], name="memory_entity_unique")]
         indexes = [models.Index(fields=["entity", "memory"], name="memory_entity_by_entity")]
 

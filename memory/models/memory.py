@@ -84,6 +84,7 @@ class Memory(models.Model):
     review_enrolled = models.BooleanField(default=False)
 
     class Meta:
+        verbose_name_plural = "memories"  # Django's default adds an "s": "Memorys" in the admin (issue 26)
         # Admin rights beyond view (memory/admin/memories.py says who sees what).
         permissions = [
             ("view_memory_body", "Can see memory bodies in the admin"),
@@ -212,6 +213,9 @@ class SearchBatch(models.Model):
     palace_ids = models.JSONField(default=list)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     assessed = models.BooleanField(default=False)
+
+    class Meta:
+        verbose_name_plural = "search batches"
 
     def __str__(self) -> str:
         return self.handle

@@ -61,6 +61,7 @@ from memory.search.rewrite import retrieve_rewritten
 from palace.errors import NotFound
 from palace.models import Slot
 from palace.selectors import palace_ids_readable, palaces_writable
+from palace.structure import room_name_resolve
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -276,6 +277,8 @@ def memory_search(
     palaces = _scope(user=user, palace_ids=request.palace_ids)
     if not palaces:
         return SearchResult(mode="none", degraded=[], hits=[], batch=None, palace_ids=[], fallback=request.fallback)
+    if room:  # the panel shows translated room names (事实厅): accept those, refuse an unknown room by name
+        room = room_name_resolve(palace_ids=palaces, name=room)
 
     def retrieve(text: str) -> Retrieved:
         return _retrieve(

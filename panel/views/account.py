@@ -1,7 +1,11 @@
-"""The account side of the panel: the palaces list, your settings, API tokens, and the header's scope switcher."""
+"""The account side of the panel: the palaces list, your settings, API tokens (with how to connect an agent once
+one is made), and the header's scope switcher."""
 
 from __future__ import annotations
 
+import json
+
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
@@ -11,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts import tokens as token_services
 from accounts.usersettings import user_settings_get, user_settings_update
+from ops.management.commands.mcp_config import CLIENTS, endpoint, server_entry, snippet
 from palace.errors import AtriumError, NotFound
 from palace.models import Palace
 from palace.selectors import palaces_readable
@@ -79,6 +84,7 @@ def _tokens_page(request: HttpRequest, context: dict[str, object], status: int =
     user = user_of(request)
     projects = palaces_readable(user=user, kind=Palace.Kind.PROJECT)
     context = {"tokens": token_services.tokens_for(user=user), "projects": projects, **context}
+    context.setdefault("clients", CLIENT_NAMES.items())
     return page(request, "panel/tokens.html", context, scope=scope_for(request), nav="tokens", status=status)
 
 
@@ -102,7 +108,28 @@ def token_create(request: HttpRequest) -> HttpResponse:
         )
     except AtriumError as exc:
         return _tokens_page(request, {"error": exc.message}, status=422)
-    return _tokens_page(request, {"new_token": token, "raw_token": raw})
+    chosen = request.POST.get("client", "")
+    context = {"new_token": token, "raw_token": raw, **_connect(request, raw=raw, chosen=chosen)}
+    return _tokens_page(request, context)
+
+
+CLIENT_NAMES = {"claude-code": "Claude Code", "cursor": "Cursor", "codex": "Codex", "generic": "JSON / other"}
+
+
+def _connect(request: HttpRequest, *, raw: str, chosen: str) -> dict[str, object]:
+    """How to connect an agent with the token just made: the MCP URL as `atrium mcp-config` builds it (its own code),
+    on ATRIUM_PUBLIC_URL when set (behind a proxy the request's host may be an internal one), else on the address
+    this page was asked for; and each client's snippet with the token in it (it is shown this once)."""
+    url, _source = endpoint(settings.ATRIUM_PUBLIC_URL or request.build_absolute_uri("/"))
+    chosen = chosen if chosen in CLIENTS else "claude-code"
+    snippets = []
+    for client in CLIENTS:
+        text = snippet(client=client, url=url, token=raw)
+        if client == "generic":  # the JSON entry most clients' mcp.json takes, beside the plain description
+            entry = {"mcpServers": {"atrium": server_entry(client=client, url=url, token=raw, project=None)}}
+            text += "\n# ... or as JSON (mcp.json):\n" + json.dumps(entry, indent=2)
+        snippets.append({"client": client, "name": CLIENT_NAMES[client], "text": text, "open": client == chosen})
+    return {"mcp_url": url, "snippets": snippets, "chosen_client": chosen}
 
 
 @require_POST

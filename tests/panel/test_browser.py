@@ -215,7 +215,7 @@ def script_behaviours_under_csp(page: Any, base: str, make_user: Any) -> None:
     page.locator("form.toolbar button[type=submit]").click()
     expect(page.locator("#raw-token")).to_be_visible()
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    page.locator("button[data-copy]").click()
+    page.locator("button[data-copy=raw-token]").click()
     assert page.evaluate("() => navigator.clipboard.readText()") == page.locator("#raw-token").inner_text()
     page.goto(f"{base}/corridor/")
     expect(page.locator("#corridor-svg[data-relaxed='1']")).to_have_count(1)

@@ -159,16 +159,18 @@ def test_room_filter_uses_the_slot_room_name(alice: Any, notes: dict[str, Memory
         reinforce=False,
         register_batch=False,
     )
-    nowhere = memory_search(
-        user=alice,
-        request=SearchRequest(query="Alice releases", room="No Such Room"),
-        reinforce=False,
-        register_batch=False,
-    )
+    # An unknown room is refused naming the argument and the rooms there are (issue 26), not an empty answer.
+    with pytest.raises(InvalidInput) as refused:
+        memory_search(
+            user=alice,
+            request=SearchRequest(query="Alice releases", room="No Such Room"),
+            reinforce=False,
+            register_batch=False,
+        )
 
     assert len(everywhere.hits) == 3  # positive control
     assert [h.memory.pk for h in result.hits] == [notes["deploy"].pk]
-    assert nowhere.hits == []
+    assert refused.value.detail == {"field": "room"} and "Decision Chamber / 决策室" in refused.value.message
 
 
 def test_status_defaults_to_active(alice: Any, alice_palace: Palace, notes: dict[str, Memory]) -> None:
