@@ -232,6 +232,20 @@ def detail_pairs(detail: object) -> list[tuple[str, str]]:
     return pairs[:6]
 
 
+# The corridor's kinds of link between rooms (memory.selectors.LINK_KINDS), and a sentence for a count of each.
+LINK_LABELS: dict[str, Promise] = {
+    "supersede": _("supersedes"),
+    "contradiction": _("contradiction"),
+    "next": _("next turn"),
+    "related": _("related"),
+    "entity": _("shared entity"),
+}
+
+
+def link_label(kind: str) -> str:
+    return str(LINK_LABELS.get(kind, kind))
+
+
 SEARCH_MODES: dict[str, Promise] = {
     "hybrid": _("hybrid"),
     "lexical": _("full-text"),

@@ -153,25 +153,33 @@ def _log_row(row: Any, scope: Any, mine: str, fresh: bool) -> str:
     )
 
 
-def corridor_svg(graph: Any) -> SafeString:
-    """The graph's links and nodes (the <g> groups inside the corridor's <svg>); only names need escaping."""
+def corridor_svg(panel: Any) -> SafeString:
+    """One palace panel of the corridor graph (the <g> groups inside its <svg>): corridors as paths coloured by kind,
+    rooms as links to their detail (sized by active memories, named when the panel is not crowded)."""
+    words = {kind: esc(labels.link_label(kind)) for kind in ("supersede", "contradiction", "next", "related", "entity")}
+    names = {node.id: esc(labels.room_label(node.name)) for node in panel.nodes}
     links = "".join(
-        f'<line data-a="{int(link.a)}" data-b="{int(link.b)}" x1="{float(link.x1)}" y1="{float(link.y1)}"'
-        f' x2="{float(link.x2)}" y2="{float(link.y2)}"'
-        f' stroke-width="{3 if link.n > 4 else 2 if link.n > 1 else 1}"><title>{int(link.n)}</title></line>'
-        for link in graph.links
+        f'<path class="link e-{esc(link.kind)}" data-a="{int(link.a)}" data-b="{int(link.b)}" d="{esc(link.path)}"'
+        f' stroke-width="{1.5 + min(int(link.n), 6) * 0.6:.1f}"><title>{names[link.a]}'
+        f"{'' if link.a == link.b else ' ↔ ' + names[link.b]}: {words.get(link.kind, esc(link.kind))} × {int(link.n)}"
+        "</title></path>"
+        for link in panel.links
     )
-    named = len(graph.nodes) <= 60
     nodes = []
-    for node in graph.nodes:
+    for node in panel.nodes:
         url = url_for(node.id, "corridor-room")
-        label = esc(labels.room_label(node.name))
-        x, y, r = float(node.x), float(node.y), float(node.r)
-        text = f'<text x="{x}" y="{round(y + r + 11, 1)}" text-anchor="middle">{label}</text>' if named else ""
+        label, x, y, r = names[node.id], float(node.x), float(node.y), float(node.r)
+        count = int(node.memories)
+        text = (
+            f'<text x="{float(node.label_x)}" y="{float(node.label_y)}" text-anchor="{esc(node.anchor)}">{label}'
+            f' <tspan class="count">{count}</tspan></text>'
+            if panel.labelled
+            else ""
+        )
         nodes.append(
             f'<a href="{url}" hx-get="{url}" hx-target="#room-panel" hx-swap="innerHTML" data-id="{int(node.id)}"'
-            f' class="node k-{esc(node.kind)}" aria-label="{label}"><circle cx="{x}" cy="{y}" r="{r}"></circle>'
-            f"{text}<title>{label} · {int(node.slots)}</title></a>"
+            f' class="node k-{esc(node.kind)}" aria-label="{label} ({count})"><circle cx="{x}" cy="{y}" r="{r}">'
+            f"</circle>{text}<title>{label} · {count}</title></a>"
         )
     return mark_safe(f'<g class="links">{links}</g>\n          <g class="nodes">{"".join(nodes)}</g>')  # noqa: S308
 

@@ -133,8 +133,19 @@ def log_rows(context: Any, entries: Any, fresh: bool = False) -> SafeString:
 
 
 @register.simple_tag
-def corridor_svg(graph: Any) -> SafeString:
-    return rows.corridor_svg(graph)
+def corridor_svg(panel: Any) -> SafeString:
+    return rows.corridor_svg(panel)
+
+
+@register.filter
+def link_label(kind: str) -> str:
+    return labels.link_label(kind)
+
+
+@register.filter
+def get_count(counts: dict[str, int], kind: str) -> int:
+    """A corridor's count of one kind of link (0 when it has none)."""
+    return counts.get(kind, 0)
 
 
 @register.simple_tag

@@ -49,7 +49,7 @@ def test_corridor_graph_has_rooms_and_the_links_between_them(alice, client_for, 
     decision = make_memory(personal, "We chose Postgres", kind="decision")
     Edge.objects.create(palace=personal, from_memory=decision, to_memory=fact, kind="supports")
     html = client_for(alice).get("/corridor/").content.decode()
-    assert html.count('class="node k-') == 2 and html.count("<line ") == 1
+    assert html.count('class="node k-') == 2 and html.count('<path class="link e-related"') == 1
     assert "2 rooms of 2, 1 corridors between rooms" in html
 
 
