@@ -56,7 +56,16 @@ def _palace_name(palace_id: int, scope: Any, mine: str) -> str:
     return mine if scope.personal is not None and palace_id == scope.personal.pk else scope.project.origin_key
 
 
-def memory_rows(memories: Iterable[Any], *, scope: Any, hits: Mapping[int, Any], request: Any) -> SafeString:
+def memory_rows(
+    memories: Iterable[Any],
+    *,
+    scope: Any,
+    hits: Mapping[int, Any],
+    request: Any,
+    contested: Mapping[int, list[int]] | None = None,
+) -> SafeString:
+    """Memory rows; in the Both scope a palace's name heads each run of its rows (once, not on every row; each row
+    still says it to a screen reader). `contested`: memory id -> its open contradictions (a badge to the Judge)."""
     words = {
         key: esc(word)
         for key, word in {
@@ -67,13 +76,30 @@ def memory_rows(memories: Iterable[Any], *, scope: Any, hits: Mapping[int, Any],
             "open": _("Open"),
             "forget": _("Forget"),
             "restore": _("Restore"),
+            "contested": _("contradicted"),
+            "judge": _("An open contradiction: decide it in Judge"),
         }.items()
     }
     csrf = f'<input type="hidden" name="csrfmiddlewaretoken" value="{esc(get_token(request))}">'
-    return mark_safe("".join(_memory_row(m, scope, hits, words, csrf) for m in memories))  # noqa: S308 - escaped
+    judge = _plain_url("judge")
+    out, previous = [], None
+    for m in memories:
+        if scope.both and m.palace_id != previous:
+            name = esc(_palace_name(m.palace_id, scope, words["mine"]))
+            out.append(f'<li class="palace-head" aria-hidden="true">{name}</li>\n')
+            previous = m.palace_id
+        badge = ""
+        edges = (contested or {}).get(int(m.pk))
+        if edges:
+            badge = (
+                f' <a class="badge contested" href="{judge}#edge-{int(edges[0])}" title="{words["judge"]}">'
+                f"{words['contested']}{'' if len(edges) == 1 else f' × {len(edges)}'}</a>"
+            )
+        out.append(_memory_row(m, scope, hits, words, csrf, badge))
+    return mark_safe("".join(out))  # noqa: S308 - escaped
 
 
-def _memory_row(m: Any, scope: Any, hits: Mapping[int, Any], words: dict[str, str], csrf: str) -> str:
+def _memory_row(m: Any, scope: Any, hits: Mapping[int, Any], words: dict[str, str], csrf: str, badge: str) -> str:
     """One row; every text value goes through esc(), ids are integers and URLs come from reverse()."""
     pk = int(m.pk)
     detail_url = url_for(pk, "memory")
@@ -89,11 +115,12 @@ def _memory_row(m: Any, scope: Any, hits: Mapping[int, Any], words: dict[str, st
         line += f' <strong class="placard">{esc(m.placard)}</strong>'
     if m.status != "active":
         line += f' <span class="status">{esc(labels.status_label(m.status))}</span>'
+    line += badge
     hit = hits.get(pk)
     if hit:
         line += f' <span class="how" title="{words["how"]}">{esc(hit.label)} · {hit.score:.3f}</span>'
-    if scope.both:
-        line += f' <span class="muted">{esc(_palace_name(m.palace_id, scope, words["mine"]))}</span>'
+    if scope.both:  # shown once per run by the palace-head row; said on every row to a screen reader
+        line += f' <span class="sr-only">{esc(_palace_name(m.palace_id, scope, words["mine"]))}</span>'
     action = ""
     if writable and m.status in ("active", "forgotten", "archived"):
         name, word = ("memory-forget", "forget") if m.status == "active" else ("memory-restore", "restore")

@@ -123,7 +123,11 @@ def url_for(pk: Any, name: str) -> str:
 @register.simple_tag(takes_context=True)
 def memory_rows(context: Any, memories: Any) -> SafeString:
     return rows.memory_rows(
-        memories, scope=context["scope"], hits=context.get("hits") or {}, request=context["request"]
+        memories,
+        scope=context["scope"],
+        hits=context.get("hits") or {},
+        request=context["request"],
+        contested=context.get("contested") or {},
     )
 
 
