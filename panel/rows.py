@@ -168,7 +168,10 @@ def _log_row(row: Any, scope: Any, mine: str, fresh: bool) -> str:
     detail = ""
     if row.reason or row.detail:
         reason = f"<span>{esc(row.reason)}</span>" if row.reason else ""
-        pairs = "".join(f"<span><em>{esc(k)}</em> {esc(v)}</span>" for k, v in labels.detail_pairs(row.detail))
+        pairs = "".join(
+            f"<span{f' title="{esc(raw)}"' if raw else ''}><em>{esc(k)}</em> {esc(v)}</span>"
+            for k, v, raw in labels.detail_pairs(row.detail)
+        )
         detail = f'\n    <div class="detail">{reason}{pairs}</div>'
     title = esc(labels.CATEGORIES.get(raw_category, raw_category))
     return (

@@ -70,7 +70,7 @@ def category_label(category: str) -> str:
 
 
 @register.filter
-def detail_pairs(detail: object) -> list[tuple[str, str]]:
+def detail_pairs(detail: object) -> list[tuple[str, str, str]]:
     return labels.detail_pairs(detail)
 
 
