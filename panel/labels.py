@@ -124,6 +124,7 @@ OP_LABELS: dict[str, Promise] = {
     "profile.rollback": _("Rolled back the profile"),
     "handoff.save": _("Saved a handoff"),
     "handoff.checkout": _("Brought back an earlier handoff"),
+    "fact.write": _("Wrote a fact"),
 }
 
 DETAIL_LABELS: dict[str, Promise] = {

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import connection
 from django.db.models import Count, Q
@@ -163,7 +164,7 @@ def _shared_entities(
     memories = Memory._meta.db_table
     slots = Slot._meta.db_table
     where = ["me.palace_id = ANY(%s)", "m.status = %s"]
-    params: list[object] = [list(palace_ids), Memory.Status.ACTIVE]
+    params: list[Any] = [list(palace_ids), Memory.Status.ACTIVE]
     if room_ids is not None:
         where.append("s.room_id = ANY(%s)")
         params.append(list(room_ids))

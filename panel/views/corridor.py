@@ -36,7 +36,7 @@ from panel.shaping import corridor_graph
 def corridor(request: HttpRequest) -> HttpResponse:
     scope = scope_for(request)
     mine = _("my palace")
-    palaces = [(p.pk, mine if p.kind == "personal" else p.origin_key) for p in scope.palaces]
+    palaces = [(p.pk, mine if p.kind == "personal" else p.origin_key or p.name) for p in scope.palaces]
     graph = corridor_graph(room_graph(palace_ids=scope.palace_ids), palaces=palaces)
     context = {"graph": graph, "link_kinds": LINK_KINDS, "q": ""}
     return page(request, "panel/corridor.html", context, scope=scope, nav="corridor", partial="graph")

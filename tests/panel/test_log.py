@@ -147,7 +147,12 @@ def test_details_read_as_people_write_them_with_the_raw_value_in_the_tooltip(ali
     assert 'title="{&quot;by&quot;: &quot;rules&quot;, &quot;linked&quot;: [44, 48], &quot;created&quot;: []}"' in rows
     zh = client.get("/log/", HTTP_ACCEPT_LANGUAGE="zh-CN").content.decode()
     assert "<em>生效于</em> 2026年10月1日</span>" in zh and "<em>实体</em> 识别方 规则 · 已关联 #44, #48</span>" in zh
-    assert "<em>谓词</em> works_on" in zh and "<em>关联</em> #3" in zh and "<em>判定方</em> 规则" in zh
+    assert (
+        "写入了一条事实" in zh
+        and "<em>谓词</em> works_on" in zh
+        and "<em>关联</em> #3" in zh
+        and "<em>判定方</em> 规则" in zh
+    )
 
 
 def _visible(html: str) -> str:
