@@ -14,12 +14,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from django.db.models import Q
+from django.db.models import Count, Q
 from django.utils import timezone
 
-from capture.models import CaptureSession
+from capture.models import CaptureSession, CaptureTurn
 from memory.selectors import EpisodeGroup, episode_groups, memory_get
 from palace.errors import InvalidInput
 
@@ -41,6 +41,12 @@ class SessionHeader:
     method: str  # llm | rules (the capture summary) | first_episode | none
     source: str  # capture | backfill (the capture session's) | episode | none
     fallback: str = ""  # why the rules summarised, when they did (the model was down, none configured, ...)
+    # The reader's own capture session behind the group, when there is one: the agent (client), the project origin
+    # it sent, when it started and how many of the person's turns it holds.
+    client: str = ""
+    origin: str = ""
+    started_at: datetime | None = None
+    turns: int = 0
 
 
 @dataclass(frozen=True)
@@ -152,30 +158,55 @@ def _window(moment: datetime, half: timedelta) -> tuple[datetime, datetime]:
 def session_headers(
     *, user: AbstractBaseUser | AnonymousUser | None, groups: Sequence[EpisodeGroup]
 ) -> dict[tuple[int, str], SessionHeader]:
-    """The header of each group, by (palace id, session): one query for the user's capture sessions among them."""
+    """The header of each group, by (palace id, session): one query for the user's capture sessions among them
+    (with their user turns counted), summarised or not."""
     keys = {(g.palace_id, g.session) for g in groups if g.session}
     summaries: dict[tuple[int, str], CaptureSession] = {}
     if keys and user is not None and user.is_authenticated:
         which = Q()
         for palace_id, key in keys:
             which |= Q(palace_id=palace_id, key=key)
-        rows = CaptureSession.objects.filter(which, user_id=user.pk).exclude(summary="")
+        rows = CaptureSession.objects.filter(which, user_id=user.pk).annotate(
+            user_turns=Count("turns", filter=Q(turns__role=CaptureTurn.Role.USER))
+        )
         summaries = {
             (s.palace_id, s.key): s
-            for s in rows.only("palace_id", "key", "summary", "summary_method", "summary_fallback", "source")
+            for s in rows.only(
+                "palace_id",
+                "key",
+                "summary",
+                "summary_method",
+                "summary_fallback",
+                "summary_turns",
+                "source",
+                "client",
+                "origin",
+                "started_at",
+                "created_at",
+            )
         }
     return {(g.palace_id, g.session): _header(g, summaries.get((g.palace_id, g.session))) for g in groups}
 
 
 def _header(group: EpisodeGroup, captured: CaptureSession | None) -> SessionHeader:
+    facts: dict[str, Any] = {}
     if captured is not None:
-        return SessionHeader(
-            text=captured.summary[:HEADER_CHARS],
-            method=captured.summary_method or "rules",
-            source=captured.source,
-            fallback=captured.summary_fallback,
-        )
+        facts = {
+            "client": captured.client,
+            "origin": captured.origin,
+            "started_at": captured.started_at or captured.created_at,
+            "turns": max(getattr(captured, "user_turns", 0), captured.summary_turns),
+        }
+        if captured.summary:
+            return SessionHeader(
+                text=captured.summary[:HEADER_CHARS],
+                method=captured.summary_method or "rules",
+                source=captured.source,
+                fallback=captured.summary_fallback,
+                **facts,
+            )
     if not group.session or not group.entries:
         return SessionHeader(text="", method="none", source="none")
     first = group.entries[0]
-    return SessionHeader(text=(first.placard or first.content)[:HEADER_CHARS], method="first_episode", source="episode")
+    text = (first.placard or first.content)[:HEADER_CHARS]
+    return SessionHeader(text=text, method="first_episode", source="episode", **facts)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
+from datetime import datetime
 
+from django.utils import formats, timezone
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
@@ -121,6 +124,7 @@ OP_LABELS: dict[str, Promise] = {
     "profile.rollback": _("Rolled back the profile"),
     "handoff.save": _("Saved a handoff"),
     "handoff.checkout": _("Brought back an earlier handoff"),
+    "fact.write": _("Wrote a fact"),
 }
 
 DETAIL_LABELS: dict[str, Promise] = {
@@ -163,7 +167,43 @@ DETAIL_LABELS: dict[str, Promise] = {
     "from_version": _("from version"),
     "memory_ids": _("memories"),
     "name": _("name"),
+    "entity": _("entity"),
+    "entities": _("entities"),
+    "predicate": _("predicate"),
+    "valid_from": _("valid from"),
+    "valid_to": _("valid until"),
+    "replaces": _("replaces"),
+    "edges": _("edges"),
+    "judged_by": _("judged by"),
+    "importance": _("importance"),
+    "by": _("found by"),
+    "linked": _("linked"),
+    "created": _("new"),
+    "fallback": _("fallback"),
+    "error": _("error"),
+    "members": _("members"),
+    "status": _("status"),
+    "state": _("state"),
+    "mode": _("mode"),
+    "method": _("method"),
+    "memory": _("memory"),
+    "project": _("project"),
+    "decision": _("decision"),
+    "resolution": _("resolution"),
+    "newer": _("newer"),
+    "older": _("older"),
+    "expires_at": _("expires"),
+    "since": _("since"),
+    "until": _("until"),
+    "at": _("at"),
+    "cutoff": _("cutoff"),
+    "facts": _("facts"),
+    "added": _("added"),
+    "removed": _("removed"),
 }
+# Values that are words of the system (who found or judged something) in the display language.
+VALUE_LABELS: dict[str, Promise] = {"rules": _("rules"), "model": _("model"), "agent": _("agent"), "off": _("off")}
+ISO_MOMENT = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$")
 # Internal bookkeeping a person does not need in the Log.
 HIDDEN_DETAIL = {"pid", "embedder_loaded_at", "claimed_adequate", "claimed_strategy", "valid_refs", "batch", "ease"}
 
@@ -198,38 +238,97 @@ def op_label(op: str) -> str:
     return op.replace(".", " ").replace("_", " ").capitalize()
 
 
-def detail_pairs(detail: object) -> list[tuple[str, str]]:
-    """A readable list of (label, value) from an op row's JSON detail: no braces, no nested dumps."""
+def detail_pairs(detail: object) -> list[tuple[str, str, str]]:
+    """A readable list of (label, value, raw) from an op row's JSON detail: no braces, no Python lists, no ISO
+    stamps (ids as #44, moments as a date in the display language and the server's time zone); `raw` is the stored
+    value as JSON when it was reshaped (a list, a mapping, a moment: the Log puts it in a tooltip), else "" (a
+    translated word keeps its English value out of the page)."""
     if not isinstance(detail, dict):
         return []
     pairs = []
     for key, value in detail.items():
-        if value in (None, "", [], {}) or key in HIDDEN_DETAIL:
+        if _empty(value) or key in HIDDEN_DETAIL:
             continue
-        if isinstance(value, list):
-            shown = ", ".join(str(v) for v in value[:6]) + (" …" if len(value) > 6 else "")
-        elif isinstance(value, dict):
-            shown = ", ".join(f"{k} {v}" for k, v in list(value.items())[:4])
-        elif key == "room" and isinstance(value, str):
-            shown = room_label(value)
-        elif key == "kind" and isinstance(value, str):
-            shown = kind_label(value)
-        elif key == "disposition" and isinstance(value, str):
-            shown = str(DISPOSITION_LABELS.get(value, value))
-        elif key in ("from_status", "status") and isinstance(value, str):
-            shown = status_label(value)
-        elif key == "source" and isinstance(value, str):
-            shown = str(SOURCE_LABELS.get(value, value))
-        elif key == "slot" and isinstance(value, str) and "#" in value:
-            room, _sep, number = value.rpartition("#")
-            shown = f"{room_label(room)}#{number}"
-        elif key == "due_at" and isinstance(value, str):
-            shown = value[:16].replace("T", " ")
+        if isinstance(value, dict):
+            shown = " · ".join(f"{detail_label(k)} {_value(k, v)}" for k, v in list(value.items())[:5] if not _empty(v))
         else:
-            shown = str(value)
-        label = str(DETAIL_LABELS.get(key, key.replace("_", " ")))
-        pairs.append((label, shown[:160]))
+            shown = _value(key, value)
+        reshaped = isinstance(value, (list, dict)) or (isinstance(value, str) and ISO_MOMENT.match(value))
+        raw = json.dumps(value, ensure_ascii=False, default=str)[:400] if reshaped else ""
+        pairs.append((detail_label(key), shown[:160], raw))
     return pairs[:6]
+
+
+def detail_label(key: str) -> str:
+    return str(DETAIL_LABELS.get(key, key.replace("_", " ")))
+
+
+def _empty(value: object) -> bool:
+    return value is None or value == "" or value == [] or value == {}
+
+
+def _value(key: str, value: object) -> str:
+    """One detail value for a person to read."""
+    if isinstance(value, bool):
+        return str(_("yes") if value else _("no"))
+    if isinstance(value, list):
+        if value and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            shown = [f"#{v}" for v in value[:6]]  # ids of memories, edges, entities
+        else:
+            shown = [_value(key, v) for v in value[:6]]
+        return ", ".join(shown) + (" …" if len(value) > 6 else "")
+    if isinstance(value, dict):
+        return ", ".join(f"{detail_label(k)} {_value(k, v)}" for k, v in list(value.items())[:4])
+    if not isinstance(value, str):
+        return str(value)
+    if ISO_MOMENT.match(value):
+        return moment_label(value)
+    if key == "room":
+        return room_label(value)
+    if key == "kind":
+        return kind_label(value)
+    if key == "disposition":
+        return str(DISPOSITION_LABELS.get(value, value))
+    if key in ("from_status", "status"):
+        return status_label(value)
+    if key == "source":
+        return str(SOURCE_LABELS.get(value, value))
+    if key == "slot" and "#" in value:
+        room, _sep, number = value.rpartition("#")
+        return f"{room_label(room)}#{number}"
+    return str(VALUE_LABELS.get(value, value))
+
+
+def moment_label(text: str) -> str:
+    """An ISO 8601 date or date-time as the display language writes it, in the server's time zone; a moment at
+    midnight (a date stored as a date-time) as the date alone. Unparseable text comes back as it was."""
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return text
+    if len(text) == 10:
+        return formats.date_format(moment.date(), "DATE_FORMAT")
+    midnight = (moment.hour, moment.minute, moment.second) == (0, 0, 0)
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment)
+    if midnight:  # a date written as a date-time: its own day, not shifted into another zone's evening
+        return formats.date_format(moment.date(), "DATE_FORMAT")
+    local = timezone.localtime(moment)
+    return f"{formats.date_format(local, 'DATE_FORMAT')} {local:%H:%M}"
+
+
+# The corridor's kinds of link between rooms (memory.selectors.LINK_KINDS), and a sentence for a count of each.
+LINK_LABELS: dict[str, Promise] = {
+    "supersede": _("supersedes"),
+    "contradiction": _("contradiction"),
+    "next": _("next turn"),
+    "related": _("related"),
+    "entity": _("shared entity"),
+}
+
+
+def link_label(kind: str) -> str:
+    return str(LINK_LABELS.get(kind, kind))
 
 
 SEARCH_MODES: dict[str, Promise] = {

@@ -56,7 +56,16 @@ def _palace_name(palace_id: int, scope: Any, mine: str) -> str:
     return mine if scope.personal is not None and palace_id == scope.personal.pk else scope.project.origin_key
 
 
-def memory_rows(memories: Iterable[Any], *, scope: Any, hits: Mapping[int, Any], request: Any) -> SafeString:
+def memory_rows(
+    memories: Iterable[Any],
+    *,
+    scope: Any,
+    hits: Mapping[int, Any],
+    request: Any,
+    contested: Mapping[int, list[int]] | None = None,
+) -> SafeString:
+    """Memory rows; in the Both scope a palace's name heads each run of its rows (once, not on every row; each row
+    still says it to a screen reader). `contested`: memory id -> its open contradictions (a badge to the Judge)."""
     words = {
         key: esc(word)
         for key, word in {
@@ -67,13 +76,30 @@ def memory_rows(memories: Iterable[Any], *, scope: Any, hits: Mapping[int, Any],
             "open": _("Open"),
             "forget": _("Forget"),
             "restore": _("Restore"),
+            "contested": _("contradicted"),
+            "judge": _("An open contradiction: decide it in Judge"),
         }.items()
     }
     csrf = f'<input type="hidden" name="csrfmiddlewaretoken" value="{esc(get_token(request))}">'
-    return mark_safe("".join(_memory_row(m, scope, hits, words, csrf) for m in memories))  # noqa: S308 - escaped
+    judge = _plain_url("judge")
+    out, previous = [], None
+    for m in memories:
+        if scope.both and m.palace_id != previous:
+            name = esc(_palace_name(m.palace_id, scope, words["mine"]))
+            out.append(f'<li class="palace-head" aria-hidden="true">{name}</li>\n')
+            previous = m.palace_id
+        badge = ""
+        edges = (contested or {}).get(int(m.pk))
+        if edges:
+            badge = (
+                f' <a class="badge contested" href="{judge}#edge-{int(edges[0])}" title="{words["judge"]}">'
+                f"{words['contested']}{'' if len(edges) == 1 else f' × {len(edges)}'}</a>"
+            )
+        out.append(_memory_row(m, scope, hits, words, csrf, badge))
+    return mark_safe("".join(out))  # noqa: S308 - escaped
 
 
-def _memory_row(m: Any, scope: Any, hits: Mapping[int, Any], words: dict[str, str], csrf: str) -> str:
+def _memory_row(m: Any, scope: Any, hits: Mapping[int, Any], words: dict[str, str], csrf: str, badge: str) -> str:
     """One row; every text value goes through esc(), ids are integers and URLs come from reverse()."""
     pk = int(m.pk)
     detail_url = url_for(pk, "memory")
@@ -89,11 +115,12 @@ def _memory_row(m: Any, scope: Any, hits: Mapping[int, Any], words: dict[str, st
         line += f' <strong class="placard">{esc(m.placard)}</strong>'
     if m.status != "active":
         line += f' <span class="status">{esc(labels.status_label(m.status))}</span>'
+    line += badge
     hit = hits.get(pk)
     if hit:
         line += f' <span class="how" title="{words["how"]}">{esc(hit.label)} · {hit.score:.3f}</span>'
-    if scope.both:
-        line += f' <span class="muted">{esc(_palace_name(m.palace_id, scope, words["mine"]))}</span>'
+    if scope.both:  # shown once per run by the palace-head row; said on every row to a screen reader
+        line += f' <span class="sr-only">{esc(_palace_name(m.palace_id, scope, words["mine"]))}</span>'
     action = ""
     if writable and m.status in ("active", "forgotten", "archived"):
         name, word = ("memory-forget", "forget") if m.status == "active" else ("memory-restore", "restore")
@@ -141,7 +168,10 @@ def _log_row(row: Any, scope: Any, mine: str, fresh: bool) -> str:
     detail = ""
     if row.reason or row.detail:
         reason = f"<span>{esc(row.reason)}</span>" if row.reason else ""
-        pairs = "".join(f"<span><em>{esc(k)}</em> {esc(v)}</span>" for k, v in labels.detail_pairs(row.detail))
+        pairs = "".join(
+            f"<span{f' title="{esc(raw)}"' if raw else ''}><em>{esc(k)}</em> {esc(v)}</span>"
+            for k, v, raw in labels.detail_pairs(row.detail)
+        )
         detail = f'\n    <div class="detail">{reason}{pairs}</div>'
     title = esc(labels.CATEGORIES.get(raw_category, raw_category))
     return (
@@ -153,25 +183,33 @@ def _log_row(row: Any, scope: Any, mine: str, fresh: bool) -> str:
     )
 
 
-def corridor_svg(graph: Any) -> SafeString:
-    """The graph's links and nodes (the <g> groups inside the corridor's <svg>); only names need escaping."""
+def corridor_svg(panel: Any) -> SafeString:
+    """One palace panel of the corridor graph (the <g> groups inside its <svg>): corridors as paths coloured by kind,
+    rooms as links to their detail (sized by active memories, named when the panel is not crowded)."""
+    words = {kind: esc(labels.link_label(kind)) for kind in ("supersede", "contradiction", "next", "related", "entity")}
+    names = {node.id: esc(labels.room_label(node.name)) for node in panel.nodes}
     links = "".join(
-        f'<line data-a="{int(link.a)}" data-b="{int(link.b)}" x1="{float(link.x1)}" y1="{float(link.y1)}"'
-        f' x2="{float(link.x2)}" y2="{float(link.y2)}"'
-        f' stroke-width="{3 if link.n > 4 else 2 if link.n > 1 else 1}"><title>{int(link.n)}</title></line>'
-        for link in graph.links
+        f'<path class="link e-{esc(link.kind)}" data-a="{int(link.a)}" data-b="{int(link.b)}" d="{esc(link.path)}"'
+        f' stroke-width="{1.5 + min(int(link.n), 6) * 0.6:.1f}"><title>{names[link.a]}'
+        f"{'' if link.a == link.b else ' ↔ ' + names[link.b]}: {words.get(link.kind, esc(link.kind))} × {int(link.n)}"
+        "</title></path>"
+        for link in panel.links
     )
-    named = len(graph.nodes) <= 60
     nodes = []
-    for node in graph.nodes:
+    for node in panel.nodes:
         url = url_for(node.id, "corridor-room")
-        label = esc(labels.room_label(node.name))
-        x, y, r = float(node.x), float(node.y), float(node.r)
-        text = f'<text x="{x}" y="{round(y + r + 11, 1)}" text-anchor="middle">{label}</text>' if named else ""
+        label, x, y, r = names[node.id], float(node.x), float(node.y), float(node.r)
+        count = int(node.memories)
+        text = (
+            f'<text x="{float(node.label_x)}" y="{float(node.label_y)}" text-anchor="{esc(node.anchor)}">{label}'
+            f' <tspan class="count">{count}</tspan></text>'
+            if panel.labelled
+            else ""
+        )
         nodes.append(
             f'<a href="{url}" hx-get="{url}" hx-target="#room-panel" hx-swap="innerHTML" data-id="{int(node.id)}"'
-            f' class="node k-{esc(node.kind)}" aria-label="{label}"><circle cx="{x}" cy="{y}" r="{r}"></circle>'
-            f"{text}<title>{label} · {int(node.slots)}</title></a>"
+            f' class="node k-{esc(node.kind)}" aria-label="{label} ({count})"><circle cx="{x}" cy="{y}" r="{r}">'
+            f"</circle>{text}<title>{label} · {count}</title></a>"
         )
     return mark_safe(f'<g class="links">{links}</g>\n          <g class="nodes">{"".join(nodes)}</g>')  # noqa: S308
 

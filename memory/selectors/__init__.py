@@ -4,6 +4,15 @@ the overview (stats.py). Every read is scoped to the palaces the caller may read
 
 from __future__ import annotations
 
+from memory.selectors.graph import (
+    LINK_KINDS,
+    GraphRoom,
+    RoomCorridor,
+    RoomGraph,
+    RoomLink,
+    room_corridors,
+    room_graph,
+)
 from memory.selectors.memories import (
     HEAVY,
     MAX_PAGE,
@@ -31,19 +40,17 @@ from memory.selectors.memories import (
 )
 from memory.selectors.refurb import RefurbList, refurb_list
 from memory.selectors.rooms import (
-    GraphRoom,
     KindRooms,
     RoomEntry,
-    RoomGraph,
     room_directory,
     room_directory_head,
     room_directory_page,
-    room_graph,
 )
 from memory.selectors.stats import MemoryStats, day_start, last_days, memory_stats
 
 __all__ = [
     "HEAVY",
+    "LINK_KINDS",
     "MAX_PAGE",
     "ORDERS",
     "Chain",
@@ -54,8 +61,10 @@ __all__ = [
     "MemoryStats",
     "PendingProposal",
     "RefurbList",
+    "RoomCorridor",
     "RoomEntry",
     "RoomGraph",
+    "RoomLink",
     "cursor_ok",
     "day_start",
     "distill_proposals",
@@ -75,6 +84,7 @@ __all__ = [
     "memory_supersede_chain",
     "open_contradictions",
     "refurb_list",
+    "room_corridors",
     "room_directory",
     "room_directory_head",
     "room_directory_page",

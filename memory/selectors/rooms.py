@@ -1,25 +1,21 @@
 """Rooms: the room directory of a palace (every room with the slots it has used, its active memories and its latest
-placard: pick the room, then search inside it with ``memory_search(room=...)``), its bounded forms for large
-palaces (the newest rooms of each kind, a page of one kind's rooms), and the rooms-and-corridors graph (which rooms
-the edges between memories connect).
+placard: pick the room, then search inside it with ``memory_search(room=...)``), and its bounded forms for large
+palaces (the newest rooms of each kind, a page of one kind's rooms). The rooms-and-corridors graph is in graph.py.
 
 Walks from a memory and tours of the route are in memory/search/walks.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.db.models import Count, F, Window
 from django.db.models.functions import RowNumber
 
-from memory.models import Edge, Memory
+from memory.models import Memory
 from palace.models import Palace, Room, Slot
 from palace.slots import KIND_ORDER
-
-GRAPH_MAX_ROOMS = 240
 
 
 @dataclass
@@ -156,61 +152,3 @@ def _entries(rooms: list[_Room]) -> list[RoomEntry]:
         )
         for room_id, name, kind, ordinal, capacity in rooms
     ]
-
-
-# --- the rooms-and-corridors graph ----------------------------------------------------------------------------------
-
-
-@dataclass
-class GraphRoom:
-    id: int
-    palace_id: int
-    name: str
-    kind: str
-    ordinal: int
-    slots: int
-
-
-@dataclass
-class RoomGraph:
-    """Rooms (the newest `limit` when there are more) and, between two of them, how many edges link their memories."""
-
-    rooms: list[GraphRoom]
-    links: dict[tuple[int, int], int]  # (room id, room id), the smaller first -> edges
-    total_rooms: int
-    inner_edges: int  # edges between memories of the same room
-
-
-def room_graph(*, palace_ids: Sequence[int], limit: int = GRAPH_MAX_ROOMS) -> RoomGraph:
-    """Three reads whatever the size of the palaces: the room count, the newest rooms with their slot counts, and
-    the (not dismissed) edges grouped by the rooms of their two memories."""
-    rooms_qs = Room.objects.filter(palace_id__in=palace_ids)
-    total = rooms_qs.count()
-    newest = rooms_qs.annotate(n=Count("slots")).order_by("-id")
-    rooms = [
-        GraphRoom(id=pk, palace_id=palace_id, name=name, kind=kind, ordinal=ordinal, slots=n)
-        for pk, palace_id, name, kind, ordinal, n in newest.values_list(
-            "id", "palace_id", "name", "kind", "ordinal", "n"
-        )[:limit]
-    ]
-    ids = {r.id for r in rooms}
-    pairs = (
-        Edge.objects.filter(palace_id__in=palace_ids)
-        .exclude(status=Edge.Status.DISMISSED)
-        .values("from_memory__slot__room_id", "to_memory__slot__room_id")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
-    links: dict[tuple[int, int], int] = {}
-    inner = 0
-    for row in pairs:
-        a, b = row["from_memory__slot__room_id"], row["to_memory__slot__room_id"]
-        if a is None or b is None:
-            continue
-        if a == b:
-            inner += row["n"]
-            continue
-        if a in ids and b in ids:
-            key = (min(a, b), max(a, b))
-            links[key] = links.get(key, 0) + row["n"]
-    return RoomGraph(rooms=rooms, links=links, total_rooms=total, inner_edges=inner)

@@ -70,7 +70,7 @@ def category_label(category: str) -> str:
 
 
 @register.filter
-def detail_pairs(detail: object) -> list[tuple[str, str]]:
+def detail_pairs(detail: object) -> list[tuple[str, str, str]]:
     return labels.detail_pairs(detail)
 
 
@@ -123,7 +123,11 @@ def url_for(pk: Any, name: str) -> str:
 @register.simple_tag(takes_context=True)
 def memory_rows(context: Any, memories: Any) -> SafeString:
     return rows.memory_rows(
-        memories, scope=context["scope"], hits=context.get("hits") or {}, request=context["request"]
+        memories,
+        scope=context["scope"],
+        hits=context.get("hits") or {},
+        request=context["request"],
+        contested=context.get("contested") or {},
     )
 
 
@@ -133,8 +137,19 @@ def log_rows(context: Any, entries: Any, fresh: bool = False) -> SafeString:
 
 
 @register.simple_tag
-def corridor_svg(graph: Any) -> SafeString:
-    return rows.corridor_svg(graph)
+def corridor_svg(panel: Any) -> SafeString:
+    return rows.corridor_svg(panel)
+
+
+@register.filter
+def link_label(kind: str) -> str:
+    return labels.link_label(kind)
+
+
+@register.filter
+def get_count(counts: dict[str, int], kind: str) -> int:
+    """A corridor's count of one kind of link (0 when it has none)."""
+    return counts.get(kind, 0)
 
 
 @register.simple_tag

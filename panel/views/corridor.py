@@ -1,5 +1,6 @@
-"""Corridor: a bird's-eye graph of rooms and the edges between their memories, neighbours of a memory (1–3 hops),
-and the retrieval bench (a query's ranked hits with their retrieval labels and scores)."""
+"""Corridor: a bird's-eye graph of rooms and the links between their memories (one panel per palace), a room's
+memories and corridors, neighbours of a memory (1–3 hops), and the retrieval bench (a query's ranked hits with their
+retrieval labels and scores)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,14 @@ from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
 from memory.search import MAX_HOPS, SearchRequest, edge_neighbours, memory_search
-from memory.selectors import memory_get, room_directory_page, room_graph, room_memories
+from memory.selectors import (
+    LINK_KINDS,
+    memory_get,
+    room_corridors,
+    room_directory_page,
+    room_graph,
+    room_memories,
+)
 from palace.errors import InvalidInput
 from palace.selectors import palace_get
 from palace.structure import room_visible
@@ -27,7 +35,10 @@ from panel.shaping import corridor_graph
 @domain_errors
 def corridor(request: HttpRequest) -> HttpResponse:
     scope = scope_for(request)
-    context = {"graph": corridor_graph(room_graph(palace_ids=scope.palace_ids)), "q": ""}
+    mine = _("my palace")
+    palaces = [(p.pk, mine if p.kind == "personal" else p.origin_key or p.name) for p in scope.palaces]
+    graph = corridor_graph(room_graph(palace_ids=scope.palace_ids), palaces=palaces)
+    context = {"graph": graph, "link_kinds": LINK_KINDS, "q": ""}
     return page(request, "panel/corridor.html", context, scope=scope, nav="corridor", partial="graph")
 
 
@@ -57,7 +68,8 @@ def rooms(request: HttpRequest) -> HttpResponse:
 @domain_errors
 def room(request: HttpRequest, room_id: int) -> HttpResponse:
     found = room_visible(user=request.user, room_id=room_id)
-    context = {"room": found, "memories": room_memories(room=found)}
+    context = {"room": found, "memories": room_memories(room=found), "corridors": room_corridors(room=found)}
+    context["link_kinds"] = LINK_KINDS
     return page(request, "panel/corridor_room.html", context, scope=scope_for(request), nav="corridor", partial="room")
 
 

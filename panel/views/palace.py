@@ -78,6 +78,7 @@ def memory_list(request: HttpRequest) -> HttpResponse:
         rows, cursor, hits = found.items, found.next_cursor or "", {}
         result = None
     context.update(rows=rows, cursor=cursor, hits=hits, search=result, export_query=_export_query(scope))
+    context["contested"] = memories.open_contradictions(memory_ids=[m.pk for m in rows])
     partial = "more" if f.cursor else "results"
     return page(request, "panel/palace.html", context, scope=scope, nav="palace", partial=partial)
 

@@ -49,7 +49,7 @@ def test_corridor_graph_has_rooms_and_the_links_between_them(alice, client_for, 
     decision = make_memory(personal, "We chose Postgres", kind="decision")
     Edge.objects.create(palace=personal, from_memory=decision, to_memory=fact, kind="supports")
     html = client_for(alice).get("/corridor/").content.decode()
-    assert html.count('class="node k-') == 2 and html.count("<line ") == 1
+    assert html.count('class="node k-') == 2 and html.count('<path class="link e-related"') == 1
     assert "2 rooms of 2, 1 corridors between rooms" in html
 
 
@@ -106,3 +106,63 @@ def test_room_directory_of_the_project_palace_in_the_both_scope(alice, client_fo
     html = client.get(f"/corridor/rooms/?palace={project.pk}&kind=decision").content.decode()
     assert "Decision Chamber" in html and "freeze" in html and "1/9" in html
     assert f'href="/corridor/rooms/?palace={personal.pk}&amp;kind=decision"' in html  # switch to my palace
+
+
+def test_date_presets_link_to_their_range_and_mark_the_chosen_one(alice, client_for, make_memory, personal):
+    import time_machine
+
+    today = timezone.make_aware(datetime(2026, 11, 25, 12, 0))
+    make_memory(personal, "today's standup", kind="episode", session="s-today", occurred_at=today)
+    make_memory(personal, "last week's retro", kind="episode", session="s-week", occurred_at=today - timedelta(days=5))
+    old = today - timedelta(days=20)
+    make_memory(personal, "last month's kickoff", kind="episode", session="s-old", occurred_at=old)
+    client = client_for(alice)
+    with time_machine.travel(today, tick=False):
+        html = client.get("/episodes/").content.decode()
+        presets = html[html.index('class="chips presets"') : html.index("</nav>", html.index('class="chips presets"'))]
+        assert 'href="/episodes/?from=2026-11-25&amp;to=2026-11-25"' in presets
+        assert 'href="/episodes/?from=2026-11-19&amp;to=2026-11-25"' in presets
+        assert 'href="/episodes/?from=2026-10-27&amp;to=2026-11-25"' in presets
+        assert '<a class="chip on" href="/episodes/"' in presets  # no range: "All" is the chosen one
+        week = client.get("/episodes/?from=2026-11-19&to=2026-11-25", HTTP_HX_REQUEST="true").content.decode()
+        assert "last week&#x27;s retro" in week and "today&#x27;s standup" in week
+        assert "last month" not in week
+        full = client.get("/episodes/?from=2026-11-19&to=2026-11-25").content.decode()
+        assert '<a class="chip on" href="/episodes/?from=2026-11-19&amp;to=2026-11-25"' in full
+        zh = client.get("/episodes/", HTTP_ACCEPT_LANGUAGE="zh-CN").content.decode()
+        assert ">7 天</a>" in zh and ">全部</a>" in zh and ">今日</a>" in zh
+
+
+def test_a_capture_session_header_names_agent_project_start_and_turns(
+    alice, bob, client_for, make_memory, project, bob_editor
+):
+    from capture.models import CaptureSession, CaptureTurn
+
+    start = timezone.make_aware(datetime(2026, 11, 20, 9, 0))
+    for i, text in enumerate(["opened the incident", "rolled back"]):
+        make_memory(project, text, kind="episode", session="sess-42", occurred_at=start + timedelta(minutes=5 * i))
+    session = CaptureSession.objects.create(
+        user=alice,
+        palace=project,
+        key="sess-42",
+        client="claude-code",
+        origin="github.com/acme/checkout",
+        summary="Checkout incident: rollback, webhooks recovered.",
+        summary_method="rules",
+        started_at=start,
+    )
+    for i, role in enumerate(["user", "assistant", "user", "tool"]):
+        CaptureTurn.objects.create(session=session, index=i, role=role, text="x" if role != "tool" else "")
+    client = client_for(alice)
+    client.post("/scope/", {"mode": "project", "project": project.pk, "next": "/episodes/"})
+    html = client.get("/episodes/").content.decode()
+    facts = html[html.index('class="session-facts"') :].split("</h2>")[0]
+    assert "claude-code" in facts and "github.com/acme/checkout" in facts
+    assert "started 2026-11-20 09:00" in facts and "2 turns" in facts
+    assert "Checkout incident: rollback" in html
+    # Capture sessions are their person's own: bob reads the project's episodes, not alice's session facts.
+    bob_client = client_for(bob)
+    bob_client.post("/scope/", {"mode": "project", "project": project.pk, "next": "/episodes/"})
+    theirs = bob_client.get("/episodes/").content.decode()
+    assert "opened the incident" in theirs  # positive control: the shared episodes
+    assert "session-facts" not in theirs and "claude-code" not in theirs and "Checkout incident" not in theirs

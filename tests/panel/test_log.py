@@ -110,3 +110,53 @@ def test_correction_and_restore_details_read_in_chinese(alice, client_for, perso
     html = client_for(alice).get("/log/", HTTP_ACCEPT_LANGUAGE="zh-CN").content.decode()
     assert "<em>原版本</em> 1" in html and "<em>版本</em> 2" in html
     assert "<em>原状态</em> 已遗忘" in html and "forgotten" not in html
+
+
+def test_details_read_as_people_write_them_with_the_raw_value_in_the_tooltip(alice, client_for, personal, system):
+    """Ids as #44, a stored ISO moment as a date in the page's language; the raw JSON stays in the title."""
+    with transaction.atomic():
+        oplog_write(
+            op="memory.save",
+            actor=system,
+            palace=personal,
+            target_kind="memory",
+            target_id=7,
+            detail={
+                "kind": "fact",
+                "edges": [3],
+                "judged_by": ["rules"],
+                "entities": {"by": "rules", "linked": [44, 48], "created": []},
+            },
+        )
+        oplog_write(
+            op="fact.write",
+            actor=system,
+            palace=personal,
+            target_kind="fact",
+            target_id=9,
+            detail={"entity": 44, "predicate": "works_on", "valid_from": "2026-10-01T00:00:00+00:00"},
+        )
+    client = client_for(alice)
+    html = client.get("/log/").content.decode()
+    rows = html.split('id="log-rows"')[1].split("</ol>")[0]
+    assert "<em>entities</em> found by rules · linked #44, #48</span>" in rows
+    assert "<em>edges</em> #3</span>" in rows and "<em>valid from</em> Oct. 1, 2026</span>" in rows
+    for leak in ("[44", "created []", "2026-10-01T00:00", "[3]"):
+        assert leak not in _visible(rows), leak
+    assert 'title="&quot;2026-10-01T00:00:00+00:00&quot;"' in rows  # the raw value, reachable
+    assert 'title="{&quot;by&quot;: &quot;rules&quot;, &quot;linked&quot;: [44, 48], &quot;created&quot;: []}"' in rows
+    zh = client.get("/log/", HTTP_ACCEPT_LANGUAGE="zh-CN").content.decode()
+    assert "<em>生效于</em> 2026年10月1日</span>" in zh and "<em>实体</em> 识别方 规则 · 已关联 #44, #48</span>" in zh
+    assert (
+        "写入了一条事实" in zh
+        and "<em>谓词</em> works_on" in zh
+        and "<em>关联</em> #3" in zh
+        and "<em>判定方</em> 规则" in zh
+    )
+
+
+def _visible(html: str) -> str:
+    """The text a reader sees: attribute values (the tooltips) removed."""
+    import re
+
+    return re.sub(r'\s[a-z-]+="[^"]*"', "", html)

@@ -3,6 +3,7 @@ forget, restore and batch; partials for htmx; pinned query counts."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -41,8 +42,6 @@ def test_htmx_request_gets_only_the_results_region(alice, client_for, make_memor
 
 
 def test_every_hx_get_has_an_href(alice, client_for, make_memory, personal):
-    import re
-
     make_memory(personal, "Tea, not coffee", kind="preference")
     client = client_for(alice)
     for url in ["/today/", "/palace/", "/corridor/", "/log/", "/episodes/"]:
@@ -105,8 +104,8 @@ def test_list_query_count_is_pinned(count, alice, client_for, make_memory, perso
         make_memory(personal, f"note {i}", kind=["fact", "skill"][i % 2], log=False)
     client = client_for(alice)
     client.get("/palace/")
-    # session, user, memberships, due count (3), rows with slot and room
-    with django_assert_num_queries(7):
+    # session, user, memberships, due count (3), rows with slot and room, their open contradictions
+    with django_assert_num_queries(8):
         client.get("/palace/")
 
 
@@ -218,3 +217,37 @@ def test_stored_text_is_escaped_in_rows_and_log(alice, client_for, make_memory, 
         html = client.get(url).content.decode()
         assert "<script>alert" not in html, url
         assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html, url
+
+
+def test_a_row_in_an_open_contradiction_carries_a_badge_to_judge(alice, client_for, make_memory, personal):
+    from memory.models import Edge
+
+    older = make_memory(personal, "The API listens on port 8000")
+    newer = make_memory(personal, "The API listens on port 8001")
+    calm = make_memory(personal, "Backups run nightly")
+    edge = Edge.objects.create(
+        palace=personal, from_memory=newer, to_memory=older, kind="contradicts", status="pending"
+    )
+    settled = make_memory(personal, "Tea, not coffee", kind="preference")
+    Edge.objects.create(palace=personal, from_memory=settled, to_memory=calm, kind="contradicts", status="dismissed")
+    html = client_for(alice).get("/palace/").content.decode()
+    rows = {m.pk: html[html.index(f'id="m-{m.pk}"') :].split("</li>")[0] for m in (older, newer, calm, settled)}
+    badge = f'<a class="badge contested" href="/judge/#edge-{edge.pk}"'
+    assert badge in rows[older.pk] and badge in rows[newer.pk]
+    assert "contested" not in rows[calm.pk] and "contested" not in rows[settled.pk]
+    zh = client_for(alice).get("/palace/", HTTP_ACCEPT_LANGUAGE="zh-CN").content.decode()
+    assert zh.count(">有矛盾</a>") == 2
+
+
+def test_both_scope_names_the_palace_once_per_run_of_rows(alice, client_for, make_memory, personal, project):
+    start = timezone.now() - timedelta(hours=1)
+    for i, palace in enumerate([project, project, personal, personal, personal]):
+        make_memory(palace, f"memory {i}", created_at=start + timedelta(minutes=i), log=False)
+    client = client_for(alice)
+    client.post("/scope/", {"mode": "both", "project": project.pk, "next": "/palace/"})
+    html = client.get("/palace/").content.decode()
+    heads = re.findall(r'<li class="palace-head" aria-hidden="true">([^<]+)</li>', html)
+    assert heads == ["my palace", project.origin_key]  # newest first: three of mine, then two of the project
+    assert html.count('<span class="sr-only">my palace</span>') == 3  # still said on every row to a screen reader
+    client.post("/scope/", {"mode": "mine", "next": "/palace/"})
+    assert "palace-head" not in client.get("/palace/").content.decode()

@@ -20,14 +20,14 @@ PINNED = {
     "/today/?part=tour": 5,  # frame + route length + today's stretch
     "/today/?part=rooms": 6,  # frame + the newest rooms of each kind, active per kind, their slots and memories
     "/today/?part=refurb": 6,  # frame + palace version + the active memories, the worst few
-    "/palace/?sort=route": 4,  # frame + one page of rows
-    "/palace/?kind=fact&status=all": 4,
-    "/palace/?room=": 5,  # + the room
-    "/palace/?due=1": 6,  # + the due queue (2)
-    "/corridor/": 9,  # frame + badge + room count, rooms, room-to-room edges
+    "/palace/?sort=route": 5,  # frame + one page of rows + their open contradictions
+    "/palace/?kind=fact&status=all": 5,
+    "/palace/?room=": 6,  # + the room
+    "/palace/?due=1": 6,  # + the due queue (2); nothing is due here, so no contradictions read
+    "/corridor/": 11,  # frame + badge + room count, rooms, active per room, edges by room pair, shared entities
     "/corridor/rooms/": 8,  # frame + badge + one page of rooms + their slots and memories
     "/corridor/rooms/?after=": 5,
-    "/corridor/room/": 5,  # frame + the room + what it holds
+    "/corridor/room/": 9,  # frame + the room + what it holds + its corridors (edges, shared entities, rooms, active)
     "/corridor/m/": 8,  # frame + the memory + one edge query per hop (3) and the memories reached
     "/log/?category=writes": 5,  # frame + rows + week counts
     "/episodes/": 9,  # frame + badge + session heads + their entries + their capture summaries
