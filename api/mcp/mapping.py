@@ -167,6 +167,7 @@ def fact_out(view: FactView) -> schemas.FactOut:
         replaces=fact.replaces_id,
         replaced_by=view.replaced_by,
         state=view.state,  # type: ignore[arg-type]
+        also_current=view.also_current,
     )
 
 
@@ -311,6 +312,8 @@ def facts_written_out(result: FactsWriteResult, labels: dict[int, str]) -> schem
                 entity=w.fact.entity.name,
                 entity_created=w.entity_created,
                 replaces=w.fact.replaces_id,
+                alongside=w.alongside,
+                adopted=w.adopted,
             )
             for w in result.written
         ],
