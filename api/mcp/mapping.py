@@ -70,6 +70,7 @@ def save_item(index: int, result: SaveResult) -> schemas.SaveItemOut:
         entities_by=linked.by if linked is not None else "",
         entities_fallback=linked.fallback if linked is not None else "",
         entities_error=linked.error if linked is not None else "",
+        entities_note=linked.note() if linked is not None else "",
     )
 
 

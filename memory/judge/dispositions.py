@@ -140,8 +140,19 @@ def quantities(text: str) -> dict[str, set[str]]:
     return found
 
 
+def _wording(text: str) -> set[str]:
+    """The content-word stems of `text` without its numbers (and CJK content ideographs): what stays when only a
+    count changes."""
+    words = (tok.lower() for tok, _ in _tokens(text) if not any(ch.isdigit() for ch in tok))
+    return {w[:STEM_CHARS] for w in words if len(w) > 2 and w not in _STOPWORDS} | cjk_content(re.sub(r"\d", "", text))
+
+
 def quantity_changes(new: str, old: str) -> list[tuple[str, str, str]]:
-    """(thing, old numbers, new numbers) for each thing both texts count or measure with different numbers."""
+    """(thing, old numbers, new numbers) for each thing both texts count or measure with different numbers, when
+    the rest of their wording is the same: "The production API listens on port 8000" / "The staging API … port
+    9000" are two things, "runs 3 data nodes" / "runs 6 data nodes" one thing changed."""
+    if _wording(new) != _wording(old):
+        return []
     a, b = quantities(new), quantities(old)
     return [
         (key.split(" ", 1)[1], "/".join(sorted(b[key])), "/".join(sorted(a[key])))

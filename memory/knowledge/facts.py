@@ -247,7 +247,7 @@ def _write_one(*, palace: Palace, actor: Actor, index: int, entry: object, now: 
         old.superseded_at = now
         old.save(update_fields=["valid_to", "superseded_at"])
         valid_from = end  # the replacement holds from where the old one ends
-    if twin is not None:
+    if twin is not None and old is not None:
         twin.replaces, twin.valid_from = old, valid_from
         twin.save(update_fields=["replaces", "valid_from"])
         oplog_write(

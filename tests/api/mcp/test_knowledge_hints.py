@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory.models import Adjudication, Edge, Fact, Memory
+from memory.models import Adjudication, Edge, Entity, Fact, Memory
+from palace.models import OpLog
 from tests.api.mcp.conftest import call_each, run, text_of
 
 NODES_3 = "The search cluster in prod runs 3 data nodes."
@@ -78,3 +79,36 @@ def test_a_second_current_fact_with_the_same_predicate_says_how_to_replace_the_f
     (after,) = run(call_each(tokens["alice"], [("memory_facts", {"entity": "Maria"})]))
     assert sorted(f["id"] for f in after.structured_content["facts"]) == sorted([porto_id, works_id])
     assert all(f["alsoCurrent"] == [] for f in after.structured_content["facts"])
+
+
+def test_a_stated_full_name_is_not_folded_into_another_entity_its_alias_names(tokens: dict[str, str]) -> None:
+    bob = {"name": "Bob", "kind": "person"}
+    bob_lee = {"name": "Bob Lee", "kind": "person", "aliases": ["Bob"]}
+    first, full, again = run(
+        call_each(
+            tokens["alice"],
+            [
+                ("memory_save", {"content": "Bob owns the billing exports.", "kind": "fact", "entities": [bob]}),
+                ("memory_save", {"content": "The new hire pairs on payments.", "kind": "fact", "entities": [bob_lee]}),
+                ("memory_save", {"content": "Ask him about the exports.", "kind": "fact", "entities": [bob]}),
+            ],
+        )
+    )
+    for r in (first, full, again):
+        assert not r.is_error, text_of(r)
+    old = Entity.objects.get(key="bob")
+    new = Entity.objects.get(key="bob lee")  # created, not folded into "Bob"
+    assert new.kind == "person" and new.aliases == ["Bob"]
+    assert old.aliases == [] and old.alias_keys == []  # "Bob" did not gain "Bob Lee" as an alias
+    (item,) = full.structured_content["items"]
+    assert item["entitiesNote"] == (
+        f"created Bob Lee (id {new.pk}) beside Bob (id {old.pk}), which one of its aliases also names: merge them "
+        f"(entity_id {new.pk} into {old.pk}) if they are one"
+    )
+    assert item["entitiesNote"] in text_of(full)
+    op = OpLog.objects.get(op="memory.save", target_id=item["id"])
+    assert op.detail["entities"]["ambiguous"] == [[new.pk, old.pk]]
+    # control: "Bob" by its own name still reuses the existing entity, and says nothing
+    assert [e["id"] for e in again.structured_content["items"][0]["entities"]] == [old.pk]
+    assert again.structured_content["items"][0]["entitiesNote"] == ""
+    assert Entity.objects.count() == 2
