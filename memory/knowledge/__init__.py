@@ -29,7 +29,7 @@ from memory.knowledge.facts import (
 from memory.knowledge.people import known_people, people_named, speakers, without_names
 from memory.knowledge.rules import RuleMention, name_key, normalise, rule_mentions
 from memory.knowledge.selectors import entity_get, entity_kinds, entity_list, entity_memories
-from memory.knowledge.services import MergeResult, entity_aliases_edit, entity_merge, entity_rename
+from memory.knowledge.services import MergeResult, entity_aliases_edit, entity_kind_set, entity_merge, entity_rename
 
 __all__ = [
     "MAX_FACTS",
@@ -50,6 +50,7 @@ __all__ = [
     "entity_aliases_edit",
     "entity_cues",
     "entity_get",
+    "entity_kind_set",
     "entity_kinds",
     "entity_list",
     "entity_memories",
