@@ -18,6 +18,7 @@ import sys
 # Commands spelled with hyphens on the command line live in modules spelled with underscores.
 ALIASES = {
     "judge-eval": "judge_eval",
+    "entity-eval": "entity_eval",
     "mcp-config": "mcp_config",
     "backfill-embeddings": "backfill_embeddings",
     "backfill-slots": "backfill_slots",
@@ -37,6 +38,8 @@ NO_DATABASE = frozenset(
         "startapp",
         "judge-eval",
         "judge_eval",
+        "entity-eval",
+        "entity_eval",
         # restore starts the embedded database itself, after checking ATRIUM_HOME is empty (ops/backup.py)
         "restore",
     }

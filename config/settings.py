@@ -468,7 +468,8 @@ if ATRIUM_JUDGE_ACCEPT_AT >= ATRIUM_JUDGE_MERGE_AT:
     _problem("atrium.E005", "ATRIUM_JUDGE_ACCEPT_AT", "must be below ATRIUM_JUDGE_MERGE_AT")
     ATRIUM_JUDGE_MERGE_AT, ATRIUM_JUDGE_ACCEPT_AT = 0.85, 0.15
 # With the model on, it is also asked about neighbours the rules accepted from this cosine up (the rules' own band
-# starts at ATRIUM_CONTRADICTION_SIMILARITY); without a model nothing below that band is judged.
+# starts at ATRIUM_CONTRADICTION_SIMILARITY); without a model, below that band only a changed number ("3 data nodes"
+# / "6 data nodes", memory.judge.dispositions.quantities) is a suspect from this cosine up.
 ATRIUM_JUDGE_SIMILARITY = env_float("ATRIUM_JUDGE_SIMILARITY", 0.88, low=0.0, high=1.0)
 # Adjudication records kept per palace (the oldest beyond this are pruned; at least 50).
 ATRIUM_JUDGE_KEEP = env_int("ATRIUM_JUDGE_KEEP", 500, minimum=50)

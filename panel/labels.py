@@ -74,6 +74,7 @@ OP_LABELS: dict[str, Promise] = {
     "entity.merge": _("Merged two entities"),
     "entity.rename": _("Renamed an entity"),
     "entity.aliases": _("Edited an entity's aliases"),
+    "entity.kind": _("Changed an entity's kind"),
     "memory.save": _("Saved a memory"),
     "memory.accept": _("Saved a memory"),
     "memory.merge": _("Merged a restatement"),

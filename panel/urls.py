@@ -73,5 +73,6 @@ urlpatterns = [
     path("entities/<int:entity_id>/rename/", entities.entity_rename_view, name="entity-rename"),
     path("entities/<int:entity_id>/aliases/", entities.entity_aliases_view, name="entity-aliases"),
     path("entities/<int:entity_id>/merge/", entities.entity_merge_view, name="entity-merge"),
+    path("entities/<int:entity_id>/kind/", entities.entity_kind_view, name="entity-kind"),
     path("entities/<int:entity_id>/facts/", entity_facts.entity_facts, name="entity-facts"),
 ]

@@ -69,6 +69,7 @@ def save_item(index: int, result: SaveResult) -> schemas.SaveItemOut:
         entities_by=linked.by if linked is not None else "",
         entities_fallback=linked.fallback if linked is not None else "",
         entities_error=linked.error if linked is not None else "",
+        entities_note=linked.note() if linked is not None else "",
     )
 
 
@@ -166,6 +167,7 @@ def fact_out(view: FactView) -> schemas.FactOut:
         replaces=fact.replaces_id,
         replaced_by=view.replaced_by,
         state=view.state,  # type: ignore[arg-type]
+        also_current=view.also_current,
     )
 
 
@@ -285,6 +287,8 @@ def facts_written_out(result: FactsWriteResult, labels: dict[int, str]) -> schem
                 entity=w.fact.entity.name,
                 entity_created=w.entity_created,
                 replaces=w.fact.replaces_id,
+                alongside=w.alongside,
+                adopted=w.adopted,
             )
             for w in result.written
         ],

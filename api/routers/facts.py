@@ -72,6 +72,7 @@ class FactOut(Schema):
     replaces: int | None
     replaced_by: int | None
     state: str = Field(description="current | ended | replaced | not_yet_valid")
+    also_current: list[int] = Field(description="other current facts of the entity with the same predicate")
 
 
 class WrittenOut(Schema):
@@ -80,6 +81,11 @@ class WrittenOut(Schema):
     entity_id: int
     entity_created: bool
     replaces: int | None
+    alongside: list[int] = Field(
+        description="current facts of the entity with the same predicate, true beside this one; if this one "
+        "replaces one, send it again with replaces=<that id> (no copy is made)"
+    )
+    adopted: bool = Field(description="replaces named a fact and this identical current fact became its successor")
 
 
 class FailedOut(Schema):
@@ -135,6 +141,7 @@ def fact_dict(view: FactView) -> dict[str, Any]:
         "replaces": fact.replaces_id,
         "replaced_by": view.replaced_by,
         "state": view.state,
+        "also_current": view.also_current,
     }
 
 
@@ -169,6 +176,8 @@ def facts_post(request: HttpRequest, payload: FactsIn) -> dict[str, Any]:
                 "entity_id": w.fact.entity_id,
                 "entity_created": w.entity_created,
                 "replaces": w.fact.replaces_id,
+                "alongside": w.alongside,
+                "adopted": w.adopted,
             }
             for w in result.written
         ],

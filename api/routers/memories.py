@@ -131,6 +131,9 @@ class SaveOut(Schema):
     entities_by: str = Field(default="", description="who found the mentions in the text: rules | model")
     entities_fallback: str = Field(default="", description="timeout | failed: the model did not answer, rules ran")
     entities_error: str = Field(default="", description="linking failed; the memory was saved all the same")
+    entities_note: str = Field(
+        default="", description="a name created beside an entity one of its aliases names: merge them if they are one"
+    )
     time_zone_note: str | None = Field(
         default=None, description="which date fields had no time zone, and the zone they were read in"
     )
@@ -239,6 +242,7 @@ def save_out(r: SaveResult) -> dict[str, Any]:
         "entities_by": linked.by if linked is not None else "",
         "entities_fallback": linked.fallback if linked is not None else "",
         "entities_error": linked.error if linked is not None else "",
+        "entities_note": linked.note() if linked is not None else "",
     }
 
 

@@ -116,6 +116,51 @@ def novel_words(new: str, old: str) -> set[str]:
     return _stems(new) - _stems(old)
 
 
+# A number and the word it counts or measures ("3 data nodes", "30 days", "16GB", "port 8000", "3台服务器"): e5 rates
+# a sentence and its copy with one small number changed at 0.92-0.94, below the contradiction band, so a changed
+# quantity is a suspect from a lower floor (`dispose`). Not a number inside an identifier, a date, a time, a version
+# or a ratio (eu-west-1, 2026-05-01, 10:30, v1.2, p95, 3/4): those are key tokens, compared in the band as before.
+_QUANTITY = re.compile(
+    r"(?<![A-Za-z0-9_.\-/:#])(\d+(?:[.,]\d+)?)(?![\d.,]?\d|[\-/:]\w)\s*(%|[A-Za-z]+|[\u3400-\u9fff]{1,5})?"
+)
+_WORD_BEFORE = re.compile(r"([A-Za-z]+)\s*[:=]?\s*$")
+
+
+def quantities(text: str) -> dict[str, set[str]]:
+    """What each counted or measured thing of `text` is given as: {"after data": {"3"}, "before port": {"8000"}}."""
+    text = _normalise(text)
+    found: dict[str, set[str]] = {}
+    for match in _QUANTITY.finditer(text):
+        number, unit = match.group(1).replace(",", "."), (match.group(2) or "").lower()
+        if unit and unit not in _STOPWORDS:
+            found.setdefault("after " + unit[:STEM_CHARS], set()).add(number)
+        before = _WORD_BEFORE.search(text[: match.start()])
+        if before and before.group(1).lower() not in _STOPWORDS:
+            found.setdefault("before " + before.group(1).lower()[:STEM_CHARS], set()).add(number)
+    return found
+
+
+def _wording(text: str) -> set[str]:
+    """The content-word stems of `text` without its numbers (and CJK content ideographs): what stays when only a
+    count changes."""
+    words = (tok.lower() for tok, _ in _tokens(text) if not any(ch.isdigit() for ch in tok))
+    return {w[:STEM_CHARS] for w in words if len(w) > 2 and w not in _STOPWORDS} | cjk_content(re.sub(r"\d", "", text))
+
+
+def quantity_changes(new: str, old: str) -> list[tuple[str, str, str]]:
+    """(thing, old numbers, new numbers) for each thing both texts count or measure with different numbers, when
+    the rest of their wording is the same: "The production API listens on port 8000" / "The staging API … port
+    9000" are two things, "runs 3 data nodes" / "runs 6 data nodes" one thing changed."""
+    if _wording(new) != _wording(old):
+        return []
+    a, b = quantities(new), quantities(old)
+    return [
+        (key.split(" ", 1)[1], "/".join(sorted(b[key])), "/".join(sorted(a[key])))
+        for key in sorted(a.keys() & b.keys())
+        if a[key] != b[key]
+    ]
+
+
 def is_restatement(a: str, b: str) -> bool:
     """True when `b` says nothing `a` does not (and vice versa) as far as key tokens and negation go.
 
@@ -146,6 +191,7 @@ def dispose(
     contradiction_similarity: float,
     max_contradictions: int = 3,
     max_novel_words: int = MAX_NOVEL_WORDS,
+    quantity_similarity: float | None = None,
 ) -> Disposition:
     """Apply the four-state rule (minus DROP, decided before embedding) to neighbours sorted by similarity.
 
@@ -155,6 +201,8 @@ def dispose(
        away. Two people saying the same thing are two memories.
     2. Neighbours at >= `contradiction_similarity` that are not restatements → DEFER with those candidates.
        (A restatement of a different kind is neither: it is a different kind of memory about the same thing.)
+       From `quantity_similarity` up (when given), also the neighbours that give the same counted or measured
+       thing another number ("3 data nodes" / "6 data nodes", `quantity_changes`).
     3. Otherwise ACCEPT.
     """
     ordered = sorted(neighbours, key=lambda n: -n.similarity)
@@ -168,8 +216,15 @@ def dispose(
             and len(novel_words(content, n.content)) <= max_novel_words
         ):
             return Disposition(MERGE, merge_into=n)
+    floor = contradiction_similarity
+    if quantity_similarity is not None:
+        floor = min(quantity_similarity, contradiction_similarity)
     suspects = tuple(
-        n for n in ordered if n.similarity >= contradiction_similarity and not is_restatement(content, n.content)
+        n
+        for n in ordered
+        if n.similarity >= floor
+        and not is_restatement(content, n.content)
+        and (n.similarity >= contradiction_similarity or quantity_changes(content, n.content))
     )[:max_contradictions]
     if suspects:
         return Disposition(DEFER, contradicts=suspects)

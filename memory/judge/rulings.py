@@ -73,6 +73,12 @@ def rules_reason(content: str, neighbour: Neighbour) -> str:
     if new_keys != old_keys:
         added, dropped = sorted(new_keys - old_keys)[:3], sorted(old_keys - new_keys)[:3]
         parts.append("key tokens differ (" + ", ".join([*(f"+{t}" for t in added), *(f"-{t}" for t in dropped)]) + ")")
+    changed: dict[tuple[str, str], str] = {}  # (old, new) → the first thing it counts ("data", then "runs")
+    for thing, old, new in dispositions.quantity_changes(content, neighbour.content):
+        changed.setdefault((old, new), thing)
+    if changed:
+        listed = [f"{old} → {new} {thing}" for (old, new), thing in list(changed.items())[:2]]
+        parts.append("a number changed (" + ", ".join(listed) + ")")
     if dispositions.negations(content) != dispositions.negations(neighbour.content):
         parts.append("a negation on one side only")
     if not parts:
@@ -211,6 +217,9 @@ def judge_dispose(
         neighbours=neighbours,
         merge_similarity=settings.ATRIUM_MERGE_SIMILARITY,
         contradiction_similarity=settings.ATRIUM_CONTRADICTION_SIMILARITY,
+        # a changed count is a suspect from the judge's floor (dispositions.quantities); two turns of a
+        # conversation with different numbers are two events
+        quantity_similarity=None if kind == EPISODE else settings.ATRIUM_JUDGE_SIMILARITY,
     )
     if bulk:
         config = JudgeConfig(llm=None, off_reason=BULK, timeout_ms=0)

@@ -27,9 +27,9 @@ from memory.knowledge.facts import (
     facts_write,
 )
 from memory.knowledge.people import known_people, people_named, speakers, without_names
-from memory.knowledge.rules import name_key, normalise
+from memory.knowledge.rules import RuleMention, name_key, normalise, rule_mentions
 from memory.knowledge.selectors import entity_get, entity_kinds, entity_list, entity_memories
-from memory.knowledge.services import MergeResult, entity_aliases_edit, entity_merge, entity_rename
+from memory.knowledge.services import MergeResult, entity_aliases_edit, entity_kind_set, entity_merge, entity_rename
 
 __all__ = [
     "MAX_FACTS",
@@ -42,6 +42,7 @@ __all__ = [
     "Mention",
     "MergeResult",
     "Note",
+    "RuleMention",
     "entities_extract",
     "entities_extract_many",
     "entities_for_memories",
@@ -49,6 +50,7 @@ __all__ = [
     "entity_aliases_edit",
     "entity_cues",
     "entity_get",
+    "entity_kind_set",
     "entity_kinds",
     "entity_list",
     "entity_memories",
@@ -61,6 +63,7 @@ __all__ = [
     "name_key",
     "normalise",
     "people_named",
+    "rule_mentions",
     "speakers",
     "stated_entities",
     "without_names",

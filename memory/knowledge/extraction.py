@@ -19,9 +19,11 @@ it may wait on a model):
    what we know about them.
 
 Resolution and links (`entities_link`, inside the save transaction, in a savepoint): a mention whose normalised
-name or one of whose aliases equals an entity's key or one of its alias keys reuses that entity (and stamps
-`last_mentioned_at`; an agent's aliases are added, and an agent's or model's kind replaces "other"); a miss creates
-one. A failure here is logged and reported (`Linked.error`), and the memory is saved all the same.
+name equals an entity's key or one of its alias keys reuses that entity (and stamps `last_mentioned_at`; an
+agent's aliases are added, and an agent's or model's kind replaces "other"); a miss creates one — also when only
+one of its aliases names an existing entity ("Bob Lee" aka "Bob" beside "Bob"): the pair is reported as ambiguous
+(`Linked.ambiguous`, the save's `entities_note`) for a merge, never folded in silently. A failure here is logged
+and reported (`Linked.error`), and the memory is saved all the same.
 
 Search (`entity_cues`): the query's n-grams against the palace's keys and alias keys, joined to the links of the
 candidates, in one statement; memory.search.rank adds ENTITY_CUE to a linked candidate and labels it `ent`.
@@ -117,10 +119,21 @@ class Linked:
     by: str = RULES
     fallback: str = ""
     error: str = ""  # resolution failed: nothing linked, the memory saved all the same
+    # (created, existing): a name created beside an entity one of its aliases names ("Bob Lee" aka "Bob" beside
+    # "Bob"), left for a person or an agent to merge if they are one
+    ambiguous: list[tuple[EntityTag, EntityTag]] = field(default_factory=list)
+
+    def note(self) -> str:
+        """The ambiguity in words, for the save's answer ("" when there is none)."""
+        pairs = (f"created {n.name} (id {n.id}) beside {o.name} (id {o.id}), which one of its aliases also names: "
+                 f"merge them (entity_id {n.id} into {o.id}) if they are one" for n, o in self.ambiguous)  # fmt: skip
+        return "; ".join(pairs)
 
     def detail(self) -> dict[str, Any]:
         """What the op row records about the links."""
         out: dict[str, Any] = {"by": self.by, "linked": [t.id for t in self.tags], "created": self.created}
+        if self.ambiguous:
+            out["ambiguous"] = [[new.id, old.id] for new, old in self.ambiguous]
         if self.fallback:
             out["fallback"] = self.fallback
         if self.error:
@@ -417,7 +430,10 @@ def _merged(mentions: list[Mention]) -> dict[str, Mention]:
 
 def _resolve(
     *, palace: Palace, mentions: dict[str, Mention], now: datetime
-) -> tuple[list[tuple[Entity, str]], list[int]]:
+) -> tuple[list[tuple[Entity, str]], list[int], list[tuple[Entity, Entity]]]:
+    """Each mention's entity: the one its own name (key) names, as a name or an alias; else a new one. An alias alone
+    never decides: {"name": "Bob Lee", "aliases": ["Bob"]} beside an existing "Bob" may be another Bob, so "Bob
+    Lee" is created and the pair returned as ambiguous (the save's answer says so) instead of folding in."""
     keys = set(mentions) | {normalise(a) for m in mentions.values() for a in m.aliases} - {""}
     existing = list(
         Entity.objects.select_for_update()
@@ -434,10 +450,12 @@ def _resolve(
     resolved: list[tuple[Entity, str]] = []
     created: list[int] = []
     touched: dict[int, Entity] = {}
+    ambiguous: list[tuple[Entity, Entity]] = []
     for key, m in mentions.items():
         alias_keys = [normalise(a) for a in m.aliases if normalise(a) and normalise(a) != key]
-        found = by_key.get(key) or next((by_key[a] for a in alias_keys if a in by_key), None)
+        found = by_key.get(key)
         if found is None:
+            alias_hits = list({by_key[a].pk: by_key[a] for a in alias_keys if a in by_key}.values())
             entity = Entity.objects.create(
                 palace=palace,
                 name=m.name[:MAX_NAME_CHARS],
@@ -449,6 +467,7 @@ def _resolve(
                 last_mentioned_at=now,
             )
             created.append(entity.pk)
+            ambiguous.extend((entity, other) for other in alias_hits)
             for k in [key, *alias_keys]:
                 by_key.setdefault(k, entity)
         else:
@@ -459,7 +478,7 @@ def _resolve(
             resolved.append((entity, m.source))
     for entity in touched.values():
         entity.save(update_fields=["kind", "aliases", "alias_keys", "last_mentioned_at"])
-    return resolved, created
+    return resolved, created, ambiguous
 
 
 def _enrich(entity: Entity, m: Mention, *, key: str, alias_keys: list[str], now: datetime) -> bool:
@@ -492,7 +511,7 @@ def entities_link(*, palace: Palace, memory_id: int, extraction: Extraction, now
         return linked
     try:
         with transaction.atomic():
-            resolved, linked.created = _resolve(palace=palace, mentions=mentions, now=now)
+            resolved, linked.created, ambiguous = _resolve(palace=palace, mentions=mentions, now=now)
             MemoryEntity.objects.bulk_create(
                 [
                     MemoryEntity(palace=palace, memory_id=memory_id, entity=e, source=s, created_at=now)
@@ -504,6 +523,10 @@ def entities_link(*, palace: Palace, memory_id: int, extraction: Extraction, now
         log.exception("linking the entities of memory %s failed", memory_id)
         return Linked(by=extraction.by, fallback=extraction.fallback, error=f"resolution failed: {exc}"[:200])
     linked.tags = [EntityTag(id=e.pk, name=e.name, kind=e.kind, source=s) for e, s in resolved]
+    linked.ambiguous = [
+        (EntityTag(id=new.pk, name=new.name, kind=new.kind), EntityTag(id=old.pk, name=old.name, kind=old.kind))
+        for new, old in ambiguous
+    ]
     return linked
 
 

@@ -60,6 +60,10 @@ class FactWritten:
     fact: Fact
     entity_created: bool
     replaced: Fact | None = None
+    # Other facts of the entity with the same predicate that are still current beside this one: a predicate that
+    # holds one value (lives_in) now has two truths, and the answer says how to replace (`_same_predicate`).
+    alongside: list[int] = field(default_factory=list)
+    adopted: bool = False  # `replaces` named an old fact and this identical current fact became its successor
 
 
 @dataclass
@@ -182,6 +186,21 @@ def _entity_for_write(
     return entity, True
 
 
+def _same_predicate(*, entity_id: int, predicate: str, now: datetime) -> Any:
+    """The entity's current facts (not replaced, not ended, already valid) with this predicate (case-insensitive)."""
+    current = Fact.objects.filter(entity_id=entity_id, predicate__iexact=predicate, superseded_at__isnull=True)
+    return current.exclude(valid_to__lte=now).exclude(valid_from__gt=now).order_by("pk")
+
+
+def _adopt(*, old: Fact, entity: Entity, predicate: str, content: str, now: datetime) -> Fact | None:
+    """A current fact that says exactly what the replacement says, written after `old` without `replaces` (the
+    answer to that write suggested replaces=old): it becomes old's successor instead of a second copy."""
+    twin = _same_predicate(entity_id=entity.pk, predicate=predicate, now=now).filter(
+        content=content, replaces__isnull=True, recorded_at__gte=old.recorded_at
+    )
+    return twin.exclude(pk=old.pk).select_for_update().first()
+
+
 def _write_one(*, palace: Palace, actor: Actor, index: int, entry: object, now: datetime) -> FactWritten:
     """One entry, inside the caller's savepoint: validate, resolve the entity, end the replaced fact, write."""
     if not isinstance(entry, dict):
@@ -211,9 +230,13 @@ def _write_one(*, palace: Palace, actor: Actor, index: int, entry: object, now: 
         if old is None:
             raise _EntryError("name the entity (entity or entityId), or the fact it replaces")
         entity = Entity.objects.get(pk=old.entity_id)
+    twin = None
     if old is not None:
         if old.entity_id != entity.pk:
             raise _EntryError(f"fact #{old.pk} is about entity #{old.entity_id}, not #{entity.pk}")
+        twin = _adopt(old=old, entity=entity, predicate=predicate, content=content, now=now) if predicate else None
+        if twin is not None and valid_from is None:
+            valid_from = twin.valid_from or twin.recorded_at  # the copy has been true since it was written
         end = valid_from or now
         if old.valid_from is not None and end < old.valid_from:
             raise _EntryError(
@@ -224,6 +247,18 @@ def _write_one(*, palace: Palace, actor: Actor, index: int, entry: object, now: 
         old.superseded_at = now
         old.save(update_fields=["valid_to", "superseded_at"])
         valid_from = end  # the replacement holds from where the old one ends
+    if twin is not None and old is not None:
+        twin.replaces, twin.valid_from = old, valid_from
+        twin.save(update_fields=["replaces", "valid_from"])
+        oplog_write(
+            op="fact.write", actor=actor, palace=palace, target_kind="fact", target_id=twin.pk,
+            detail={"entity": entity.pk, "predicate": predicate, "replaces": old.pk, "adopted": True,
+                    "valid_from": valid_from.isoformat() if valid_from else None, "redactions": list(redactions)},
+        )  # fmt: skip
+        return FactWritten(index=index, fact=twin, entity_created=created, replaced=old, adopted=True)
+    alongside = [] if old is not None or not predicate else list(
+        _same_predicate(entity_id=entity.pk, predicate=predicate, now=now).values_list("pk", flat=True)
+    )  # fmt: skip
     fact = Fact.objects.create(
         palace=palace,
         entity=entity,
@@ -249,7 +284,7 @@ def _write_one(*, palace: Palace, actor: Actor, index: int, entry: object, now: 
             "redactions": list(redactions),
         },
     )
-    return FactWritten(index=index, fact=fact, entity_created=created, replaced=old)
+    return FactWritten(index=index, fact=fact, entity_created=created, replaced=old, alongside=alongside)
 
 
 def facts_write(*, palace: Palace, actor: Actor, facts: list[Any], now: datetime | None = None) -> FactsWriteResult:
@@ -291,6 +326,7 @@ class FactView:
     replaced_by: int | None
     state: str
     superseded_at: datetime | None = None
+    also_current: list[int] = field(default_factory=list)  # current facts of the entity with the same predicate
 
     @property
     def invalid(self) -> bool:
@@ -410,7 +446,20 @@ def facts_query(
     shown = views if include_invalid else [v for v in views if not v.invalid]
     result.facts = shown[:MAX_SHOWN]
     result.hidden = len(views) - len(result.facts)
+    _mark_same_predicate(views)
     return result
+
+
+def _mark_same_predicate(views: list[FactView]) -> None:
+    """Each current fact with a predicate names the other current facts of the entity with the same predicate:
+    two values of lives_in both true, one of them probably meant to replace the other."""
+    by_predicate: dict[str, list[FactView]] = {}
+    for view in views:
+        if view.state == "current" and view.fact.predicate:
+            by_predicate.setdefault(view.fact.predicate.casefold(), []).append(view)
+    for group in by_predicate.values():
+        for view in group:
+            view.also_current = [v.fact.pk for v in group if v is not view]
 
 
 def facts_for_memories(

@@ -1,6 +1,6 @@
-"""Curating a palace's entities by hand: merge two into one, rename one, edit its aliases. Extraction and resolution
-at write time are memory.knowledge.extraction' job; these are the writer's corrections on top of it (the Entities view
-and REST call the same functions).
+"""Curating a palace's entities by hand: merge two into one, rename one, edit its aliases, change its kind.
+Extraction and resolution at write time are memory.knowledge.extraction' job; these are the writer's corrections on
+top of it (the Entities view and REST call the same functions).
 
 Only owners and editors of the entity's palace may do these (viewers get PermissionDenied, non-members NotFound,
 exactly as for an entity that does not exist). Every function writes its op-log row in the same transaction as the
@@ -264,5 +264,29 @@ def entity_aliases_edit(
                 "added": [a for a in entity.aliases if a not in before],
                 "removed": [a for a in before if a not in entity.aliases],
             },
+        )
+    return entity
+
+
+def entity_kind_set(*, entity_id: int, kind: str, actor: Actor, reason: str = "") -> Entity:
+    """Give an entity another kind (one of Entity.Kind: the rules guess, a writer knows better). The same kind again
+    changes nothing and writes no op row."""
+    if kind not in Entity.Kind.values:
+        raise InvalidInput(f"kind must be one of {', '.join(Entity.Kind.values)}", field="kind")
+    with transaction.atomic():
+        entity = _lock(entity_ids=[entity_id], actor=actor)[entity_id]
+        if entity.kind == kind:
+            return entity
+        old = entity.kind
+        entity.kind = kind
+        entity.save(update_fields=["kind"])
+        oplog_write(
+            op="entity.kind",
+            actor=actor,
+            palace=entity.palace,
+            target_kind="entity",
+            target_id=entity.pk,
+            reason=clean_line(reason, "reason", MAX_REASON),
+            detail={"from": old, "to": kind},
         )
     return entity

@@ -1,6 +1,6 @@
 """Entities: the lexicon of the chosen scope (kind filter, name/alias search, memory counts, last mentioned) and one
 entity's page — its aliases, every memory linked to it, its facts timeline (a region loaded from
-/entities/<id>/facts/), and for writers the merge, rename and alias forms (the same services as REST; the services
+/entities/<id>/facts/), and for writers the kind, merge, rename and alias forms (the same services as REST; the services
 refuse viewers whatever the page shows)."""
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from django.views.decorators.vary import vary_on_headers
 from memory.knowledge import (
     entity_aliases_edit,
     entity_get,
+    entity_kind_set,
     entity_kinds,
     entity_list,
     entity_memories,
@@ -65,7 +66,13 @@ def entities(request: HttpRequest) -> HttpResponse:
 
 
 def _detail(
-    request: HttpRequest, entity: Entity, *, error: str = "", merge_error: str = "", status: int = 200
+    request: HttpRequest,
+    entity: Entity,
+    *,
+    error: str = "",
+    merge_error: str = "",
+    kind_error: str = "",
+    status: int = 200,
 ) -> HttpResponse:
     offset = offset_in_bounds(request.GET.get("offset"))
     writable = role_in(user=request.user, palace=entity.palace) in WRITE_ROLES
@@ -79,6 +86,8 @@ def _detail(
         "others": others,
         "error": error,
         "merge_error": merge_error,
+        "kind_error": kind_error,
+        "kind_choices": Entity.Kind.values,
     }
     return page(
         request, "panel/entity.html", context, scope=scope_for(request), nav="entities", partial="linked", status=status
@@ -106,7 +115,7 @@ def _write(request: HttpRequest, entity_id: int, change: Callable[[], int], *, f
         raise Http404(exc.message) from exc
     except AtriumError as exc:
         row = entity_get(user=request.user, entity_id=entity_id)
-        where = {"merge_error": exc.message} if form == "merge" else {"error": exc.message}
+        where = {f"{form}_error": exc.message} if form in ("merge", "kind") else {"error": exc.message}
         return _detail(request, row, status=exc.status, **where)
     return redirect("entity", entity_id=target)
 
@@ -146,3 +155,18 @@ def entity_merge_view(request: HttpRequest, entity_id: int) -> HttpResponse:
         return entity_merge(entity_id=entity_id, into_id=into, actor=actor_of(request)).survivor.pk
 
     return _write(request, entity_id, merge, form="merge")
+
+
+@require_POST
+@login_required
+@domain_errors
+def entity_kind_view(request: HttpRequest, entity_id: int) -> HttpResponse:
+    """Change the entity's kind (`kind`, one of Entity.Kind); a refusal shows inside the kind form."""
+    kind = request.POST.get("kind", "")
+
+    def change() -> int:
+        if kind not in Entity.Kind.values:
+            raise InvalidInput(_("Choose one of the kinds."), field="kind")
+        return entity_kind_set(entity_id=entity_id, kind=kind, actor=actor_of(request)).pk
+
+    return _write(request, entity_id, change, form="kind")

@@ -172,3 +172,8 @@ class FactOut(Out):
     replaces: int | None
     replaced_by: int | None
     state: Literal["current", "ended", "replaced", "not_yet_valid"]
+    also_current: list[int] = Field(
+        default_factory=list,
+        description="other current facts of the entity with the same predicate: both true now; if one replaces the "
+        "other, write it again with replaces",
+    )

@@ -52,6 +52,14 @@ class FactWrittenOut(Out):
     entity: str
     entity_created: bool
     replaces: int | None = None
+    alongside: list[int] = Field(
+        default_factory=list,
+        description="current facts of the entity with the same predicate, now true beside this one; if this one "
+        "replaces one of them, send it again with replaces=<that id> (no copy is made)",
+    )
+    adopted: bool = Field(
+        default=False, description="replaces named a fact and this identical current fact became its successor"
+    )
 
 
 class FactFailedOut(Out):

@@ -103,6 +103,9 @@ class SaveItemOut(Out):
         default="", description="timeout | failed: the model was asked and did not answer, the rules ran instead"
     )
     entities_error: str = Field(default="", description="linking failed (the memory was saved all the same)")
+    entities_note: str = Field(
+        default="", description="a name created beside an entity one of its aliases names: merge them if they are one"
+    )
 
 
 class SaveOut(PalaceScoped):

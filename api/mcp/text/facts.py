@@ -21,7 +21,11 @@ def fact_line(fact: schemas.FactOut) -> str:
         line += f" ({fact.state.replace('_', ' ')}{f' by fact={fact.replaced_by}' if fact.replaced_by else ''})"
     if fact.predicate:
         line += f" {flat(fact.predicate)}:"
-    return f"{line} {flat(fact.content)}"
+    line = f"{line} {flat(fact.content)}"
+    if fact.also_current:
+        others = ", ".join(f"fact={i}" for i in fact.also_current)
+        line += f" [also current with the same predicate: {others}; replace one with replaces= if it is outdated]"
+    return line
 
 
 def _entity_line(entity: schemas.EntityRef) -> str:
@@ -35,7 +39,17 @@ def facts_written(out: schemas.FactsOut) -> str:
     for w in out.written:
         made = " (new entity)" if w.entity_created else ""
         ended = f", ends fact={w.replaces}" if w.replaces else ""
+        if w.adopted:
+            ended += " (the same fact written before without replaces; no copy made)"
         lines.append(f"[{w.index}] fact={w.id} about entity_id={w.entity_id}{made}{ended}")
+        if w.alongside:
+            others = ", ".join(f"fact={i}" for i in w.alongside)
+            first = w.alongside[-1]
+            lines.append(
+                f"    also current with the same entity and predicate: {others} (both true now). If fact={w.id} "
+                f"replaces fact={first}, send it again with replaces={first} (fact={w.id} becomes the successor; no "
+                "copy is made); if both hold, nothing to do."
+            )
     for f in out.failed:
         lines.append(f"[{f.index}] failed — {f.reason}")
         lines.extend(f"    {_entity_line(e)}" for e in f.candidates)

@@ -44,6 +44,8 @@ def saved(out: schemas.SaveOut) -> str:
             line += "; " + entities_text(item.entities, by=item.entities_by, fallback=item.entities_fallback)
             if item.entities_error:
                 line += f" (entity linking failed: {item.entities_error})"
+            if item.entities_note:
+                line += f" ({item.entities_note})"
         lines.append(line)
     if any(i.forgotten and not i.restored for i in out.items):
         lines.append("Next: to bring a forgotten memory back, save it again with restore: true.")

@@ -34,7 +34,7 @@ def test_save_states_entities_and_search_shows_tags_and_the_ent_cue(tokens: dict
     assert item["entitiesBy"] == "rules"
     assert {(e["name"], e["kind"], e["source"]) for e in item["entities"]} == {
         ("Zephyrine", "person", "agent"),
-        ("Valkey", "other", "rules"),
+        ("Valkey", "tool", "rules"),  # a known tool (memory.knowledge.lexicon)
     }
     assert "entities: " in text_of(saved) and "Zephyrine (person, id " in text_of(saved) and "[rules]" in text_of(saved)
 

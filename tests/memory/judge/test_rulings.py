@@ -189,7 +189,8 @@ def test_a_changed_setting_takes_effect_on_the_next_save(save: Save, root: Actor
     judge_settings_update(actor=root, enabled=True, base_url=fake.base_url, model="m2", timeout_ms=2000, api_key=KEY)
     fake.script_chat([chat_json({"same": 0.0, "contradicts": 0.99, "reason": "ports differ"})])
     save("The API server listens on port 8003.")
-    newest = Adjudication.objects.order_by("-id").first()
+    # both earlier ports are suspects now (a changed number); the model is asked about the nearest first
+    newest = Adjudication.objects.filter(new_text__contains="8003").order_by("id").first()
     assert newest is not None and newest.model_took_part and newest.model_name == "m2"
 
 

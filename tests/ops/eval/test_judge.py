@@ -45,6 +45,7 @@ def test_without_a_model_every_pair_gets_exactly_the_rules_disposition(
             neighbours=[neighbour],
             merge_similarity=settings.ATRIUM_MERGE_SIMILARITY,
             contradiction_similarity=settings.ATRIUM_CONTRADICTION_SIMILARITY,
+            quantity_similarity=None if pair.kind == "episode" else settings.ATRIUM_JUDGE_SIMILARITY,
         )
         assert outcome.disposition == expected.disposition, pair
         assert not outcome.model_ruled
