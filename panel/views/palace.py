@@ -26,6 +26,7 @@ from palace import selectors
 from palace.errors import AtriumError, InvalidInput, NotFound
 from palace.structure import room_in
 from panel import labels
+from panel.contrast import contrast, readable_why
 from panel.forms import STATUSES, ListFilters, MemoryEditForm
 from panel.frame import actor_of, domain_errors, is_partial, page, user_of
 from panel.scope import Scope, scope_for
@@ -114,6 +115,14 @@ def memory_detail(request: HttpRequest, memory_id: int) -> HttpResponse:
     return _detail(request, memories.memory_get(user=request.user, memory_id=memory_id))
 
 
+def _why_in_words(edge: Edge, ruling: Any) -> str:
+    """The ruling in words, as the Judge page says it (panel.contrast); the stored label stays beside it."""
+    if ruling is None:
+        return ""
+    older, newer = sorted((edge.from_memory, edge.to_memory), key=lambda m: (m.created_at, m.pk))
+    return readable_why(ruling, contrast(older.content, newer.content).changes)
+
+
 def _detail(
     request: HttpRequest, memory: Memory, status: int = 200, refusal: dict[str, Any] | None = None
 ) -> HttpResponse:
@@ -124,7 +133,9 @@ def _detail(
     # "Why was this deferred?": the judge's ruling beside each contradiction.
     rulings = adjudications_for_edges(edge_ids=[e.pk for e in edges if e.kind == Edge.Kind.CONTRADICTS])
     for edge in edges:
-        setattr(edge, "judged", adjudication_why(rulings[edge.pk]) if edge.pk in rulings else "")  # noqa: B010
+        ruling = rulings.get(edge.pk)
+        setattr(edge, "judged", _why_in_words(edge, ruling))  # noqa: B010
+        setattr(edge, "judged_raw", adjudication_why(ruling) if ruling else "")  # noqa: B010
     context = {
         "m": memory,
         "older": chain.older,

@@ -16,8 +16,13 @@ from tests.fakes.judging import contradiction
 def test_detail_shows_the_edge_the_ruling_and_the_decisions(alice: Any, client_for: Any, personal: Palace) -> None:
     older, newer, edge = contradiction(personal, alice).ids
     page = client_for(alice).get(f"/palace/m/{older}/").content.decode()
-    assert f"edge {edge}" in page and "judged by the rules (off)" in page
-    assert f"/palace/e/{edge}/resolve/" in page and 'value="keep_newer"' in page and 'value="merge"' in page
+    assert f"edge {edge}" in page and f"/palace/e/{edge}/resolve/" in page
+    assert 'value="keep_newer"' in page and 'value="merge"' in page
+    # The ruling in words, as the Judge page says it; the stored label stays beside it.
+    assert "The rules found nearly the same sentence" in page and "“8001” instead of “8000”" in page
+    assert "judged by the rules (off)" in page
+    zh = client_for(alice).get(f"/palace/m/{older}/", HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9").content.decode()
+    assert "规则发现几乎相同的句子" in zh and "judged by the rules (off)" in zh
 
 
 @pytest.mark.parametrize("decision", ["keep_newer", "keep_older", "both_stand", "merge"])
