@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
@@ -91,8 +92,21 @@ class ScopedToolList(ServerMiddleware[Any]):
         return result
 
 
+DISTRIBUTION = "atrium"
+
+
+def server_version() -> str:
+    """The installed distribution's version (serverInfo.version): from the package metadata, so it cannot drift from
+    pyproject.toml; "0+unknown" only when running from a tree that was never installed."""
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
 mcp = MCPServer(
     "atrium",
+    version=server_version(),
     # Each tool with the argument convention (snake_case, camelCase accepted, unknown ones refused) and its argument
     # errors one line per problem: api/mcp/arguments.py.
     tools=[tool_from_spec(spec) for spec in TOOLS.values()],
