@@ -13,6 +13,7 @@ from django.contrib.auth.forms import AdminPasswordChangeForm
 from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
+from oauth2_provider.models import AccessToken, DeviceGrant, Grant, IDToken, RefreshToken
 
 from accounts.models import ApiToken, UserSettings
 from accounts.tokens import token_revoke
@@ -57,10 +58,30 @@ class ApiTokenAdmin(admin.ModelAdmin):
     """Tokens are listed by label and prefix; the raw value is never stored, so it cannot be shown. Revoking goes
     through the token service (its own op row besides the admin's)."""
 
-    list_display = ["label", "user", "prefix", "scope", "created_at", "last_used_at", "expires_at", "revoked_at"]
+    list_display = [
+        "label",
+        "user",
+        "prefix",
+        "scope",
+        "oauth_application",
+        "created_at",
+        "last_used_at",
+        "expires_at",
+        "revoked_at",
+    ]
     list_filter = ["scope"]
     search_fields = ["label", "user__username", "prefix"]
-    readonly_fields = ["user", "label", "prefix", "scope", "created_at", "last_used_at", "expires_at", "revoked_at"]
+    readonly_fields = [
+        "user",
+        "label",
+        "prefix",
+        "scope",
+        "oauth_application",
+        "created_at",
+        "last_used_at",
+        "expires_at",
+        "revoked_at",
+    ]
     exclude = ["key_hash"]
     actions = [revoke_tokens]
 
@@ -80,3 +101,11 @@ class UserSettingsAdmin(admin.ModelAdmin):
     list_filter = ["search_fallback", "capture_mode"]
     search_fields = ["user__username"]
     readonly_fields = ["updated_at"]
+
+
+# django-oauth-toolkit registers its models in the admin. Codes, access and refresh tokens are the client's
+# credentials: a person's grant is the ApiToken row above (revoking it ends them), so they are not edited here.
+# Applications stay: an operator pre-registers a client there (audited like every admin change).
+for _model in (AccessToken, RefreshToken, Grant, IDToken, DeviceGrant):
+    if admin.site.is_registered(_model):
+        admin.site.unregister(_model)
