@@ -13,7 +13,8 @@ from django.contrib.auth.forms import AdminPasswordChangeForm
 from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
-from oauth2_provider.models import AccessToken, DeviceGrant, Grant, IDToken, RefreshToken
+from oauth2_provider.admin import ApplicationAdmin
+from oauth2_provider.models import AccessToken, Application, DeviceGrant, Grant, IDToken, RefreshToken
 
 from accounts.models import ApiToken, UserSettings
 from accounts.tokens import token_revoke
@@ -109,3 +110,14 @@ class UserSettingsAdmin(admin.ModelAdmin):
 for _model in (AccessToken, RefreshToken, Grant, IDToken, DeviceGrant):
     if admin.site.is_registered(_model):
         admin.site.unregister(_model)
+
+
+class OAuthClientAdmin(ApplicationAdmin):
+    """A pre-registered client. "Skip authorization" stays off: the consent page is where a person's grant is
+    made (accounts/oauth.py), and a code issued without it would give tokens that /mcp refuses."""
+
+    readonly_fields = (*ApplicationAdmin.readonly_fields, "skip_authorization")
+
+
+admin.site.unregister(Application)
+admin.site.register(Application, OAuthClientAdmin)

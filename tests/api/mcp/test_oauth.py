@@ -336,3 +336,40 @@ def test_registration_is_bounded_and_unused_registrations_expire(alice: Any, cli
     register("Later")  # the hour's count is clear again, and the stale one went
     assert not Application.objects.filter(client_id=stale).exists()
     assert Application.objects.filter(client_id=used).exists()
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_the_default_project_chosen_on_the_consent_page_is_the_grants(
+    alice: Any, bob: Any, client_for: Any, mode: str
+) -> None:
+    from palace.actors import Actor
+    from palace.services import project_create
+
+    project = project_create(
+        origin="https://github.com/atrium-test/oauth-demo", owner=alice, actor=Actor.for_user(alice)
+    )
+    outsider = project_create(origin="https://github.com/atrium-test/not-alices", owner=bob, actor=Actor.for_user(bob))
+    browser = client_for(alice)
+    client_id = register()
+    _, challenge = pkce()
+    page = ask(browser, client_id, challenge)
+    assert project.origin_key in page.content.decode() and outsider.origin_key not in page.content.decode()
+    refused = browser.post(  # a project alice is not in: the form again, with the reason; no grant
+        "/oauth/authorize/",
+        {
+            **{k: v for k, v in page.context["form"].initial.items() if v},
+            "allow": "yes",
+            "project": outsider.origin_key,
+        },
+    )
+    assert refused.status_code == 200 and not ApiToken.objects.filter(oauth_application__isnull=False).exists()
+
+    _, tokens = sign_in(alice, client_for, project=project.origin_key)
+    saved = run(
+        call_each(
+            tokens["access_token"], [("memory_save", {"content": "The demo ships on Friday.", "kind": "fact"})], mode
+        )
+    )[0]
+    assert not saved.is_error, text_of(saved)
+    assert saved.structured_content["palaceUsed"]["chosenBy"] == "token"
+    assert Memory.objects.get(pk=saved.structured_content["items"][0]["id"]).palace_id == project.pk
