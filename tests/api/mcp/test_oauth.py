@@ -290,6 +290,10 @@ def test_refresh_rotates_and_a_reused_refresh_token_is_refused(alice: Any, clien
 
     reused = Client().post("/oauth/token/", {**refresh, "refresh_token": first["refresh_token"]})
     assert reused.status_code == 400 and reused.json()["error"] == "invalid_grant"
+    # A replayed refresh token means it leaked: the whole family ends, the rotated tokens too.
+    assert raw_post_sync(INITIALIZE_BODY, token=rotated["access_token"]).status_code == 401
+    again = Client().post("/oauth/token/", {**refresh, "refresh_token": rotated["refresh_token"]})
+    assert again.status_code == 400
 
 
 def test_revocation_takes_effect_on_the_next_call(alice: Any, client_for: Any) -> None:
