@@ -89,6 +89,9 @@ class ConsentView(AuthorizationView):
         """Approve: the grant (replacing an earlier one of this client) and the code, in one transaction; deny:
         the toolkit's access_denied redirect, nothing stored."""
         data = form.cleaned_data
+        if not Application.objects.filter(client_id=data["client_id"]).exists():  # a hidden field tampered with
+            error = {"error": "invalid_client", "description": "this client is not registered here"}
+            return self.render_to_response({"error": error}, status=400)
         if not data.get("allow"):
             return super().form_valid(form)
         # The audience again (the hidden field came back from the browser); none named: this server's /mcp.

@@ -245,6 +245,11 @@ def test_a_redirect_uri_the_client_did_not_register_is_refused_without_redirecti
     refused = ask(browser, client_id, challenge, redirect_uri="http://127.0.0.1:9/elsewhere")
     assert refused.status_code == 400 and "Location" not in refused
     assert b"invalid_request" in refused.content or b"Mismatching redirect URI" in refused.content
+    page = ask(browser, client_id, challenge)
+    form = {k: v for k, v in page.context["form"].initial.items() if v is not None}
+    unknown = browser.post("/oauth/authorize/", {**form, "client_id": "no-such-client", "allow": "yes"})
+    assert unknown.status_code == 400 and b"invalid_client" in unknown.content  # a tampered form: no 500
+    assert not ApiToken.objects.filter(oauth_application__isnull=False).exists()
 
 
 def test_denied_consent_stores_nothing_and_tells_the_client(alice: Any, client_for: Any) -> None:
