@@ -13,6 +13,8 @@ from django.contrib.auth.forms import AdminPasswordChangeForm
 from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
+from oauth2_provider.admin import ApplicationAdmin
+from oauth2_provider.models import AccessToken, Application, DeviceGrant, Grant, IDToken, RefreshToken
 
 from accounts.models import ApiToken, UserSettings
 from accounts.tokens import token_revoke
@@ -57,10 +59,30 @@ class ApiTokenAdmin(admin.ModelAdmin):
     """Tokens are listed by label and prefix; the raw value is never stored, so it cannot be shown. Revoking goes
     through the token service (its own op row besides the admin's)."""
 
-    list_display = ["label", "user", "prefix", "scope", "created_at", "last_used_at", "expires_at", "revoked_at"]
+    list_display = [
+        "label",
+        "user",
+        "prefix",
+        "scope",
+        "oauth_application",
+        "created_at",
+        "last_used_at",
+        "expires_at",
+        "revoked_at",
+    ]
     list_filter = ["scope"]
     search_fields = ["label", "user__username", "prefix"]
-    readonly_fields = ["user", "label", "prefix", "scope", "created_at", "last_used_at", "expires_at", "revoked_at"]
+    readonly_fields = [
+        "user",
+        "label",
+        "prefix",
+        "scope",
+        "oauth_application",
+        "created_at",
+        "last_used_at",
+        "expires_at",
+        "revoked_at",
+    ]
     exclude = ["key_hash"]
     actions = [revoke_tokens]
 
@@ -80,3 +102,22 @@ class UserSettingsAdmin(admin.ModelAdmin):
     list_filter = ["search_fallback", "capture_mode"]
     search_fields = ["user__username"]
     readonly_fields = ["updated_at"]
+
+
+# django-oauth-toolkit registers its models in the admin. Codes, access and refresh tokens are the client's
+# credentials: a person's grant is the ApiToken row above (revoking it ends them), so they are not edited here.
+# Applications stay: an operator pre-registers a client there (audited like every admin change).
+for _model in (AccessToken, RefreshToken, Grant, IDToken, DeviceGrant):
+    if admin.site.is_registered(_model):
+        admin.site.unregister(_model)
+
+
+class OAuthClientAdmin(ApplicationAdmin):
+    """A pre-registered client. "Skip authorization" stays off: the consent page is where a person's grant is
+    made (accounts/oauth.py), and a code issued without it would give tokens that /mcp refuses."""
+
+    readonly_fields = (*ApplicationAdmin.readonly_fields, "skip_authorization")
+
+
+admin.site.unregister(Application)
+admin.site.register(Application, OAuthClientAdmin)

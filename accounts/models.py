@@ -31,6 +31,12 @@ class ApiToken(models.Model):
     default_project = models.ForeignKey(
         "palace.Palace", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # Set for an OAuth grant (accounts/oauth.py): the client a person approved on the consent page. The row then
+    # stands for that grant (its scope, default project, last use, revocation); the client's access tokens act
+    # through it, and its own key is random and never shown, so it is no bearer token itself.
+    oauth_application = models.ForeignKey(
+        "oauth2_provider.Application", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
 
     class Meta:
         verbose_name, verbose_name_plural = "API token", "API tokens"
@@ -44,6 +50,10 @@ class ApiToken(models.Model):
     @property
     def scopes(self) -> list[str]:
         return ["read", "write"] if self.scope == self.Scope.WRITE else ["read"]
+
+    @property
+    def is_oauth_grant(self) -> bool:
+        return self.oauth_application_id is not None
 
     @property
     def can_write(self) -> bool:

@@ -36,9 +36,11 @@ def token_create(
     expires_at: datetime | None = None,
     project: str | None = None,
     actor: Actor,
+    oauth_application_id: int | None = None,
 ) -> tuple[ApiToken, str]:
     """Create a token and return it with the raw value, which is never stored and never shown again. `project` (a
-    git origin, any spelling) is its default project: one the user belongs to (else "not found", as everywhere)."""
+    git origin, any spelling) is its default project: one the user belongs to (else "not found", as everywhere).
+    With `oauth_application_id` the row is an OAuth grant (accounts/oauth.py); its raw value is thrown away."""
     label = (label or "").strip()
     if not label or len(label) > 100:
         raise InvalidInput("a token label is 1–100 characters")
@@ -57,11 +59,12 @@ def token_create(
         token = ApiToken.objects.create(
             user_id=user.pk,
             label=label,
-            prefix=raw[:10],
+            prefix="oauth" if oauth_application_id is not None else raw[:10],
             key_hash=hash_token(raw),
             scope=scope,
             expires_at=expires_at,
             default_project=default,
+            oauth_application_id=oauth_application_id,
         )
         oplog_write(
             op="token.create",
@@ -74,6 +77,7 @@ def token_create(
                 "user": user.get_username(),
                 "expires_at": expires_at.isoformat() if expires_at else None,
                 "default_project": default.origin_key if default is not None else None,
+                **({"oauth_client": oauth_application_id} if oauth_application_id is not None else {}),
             },
         )
     return token, raw
@@ -116,6 +120,8 @@ def token_revoke(*, token_id: int, user: AbstractBaseUser | None, actor: Actor) 
         if token.revoked_at is None:
             token.revoked_at = timezone.now()
             token.save(update_fields=["revoked_at"])
+            if token.oauth_application_id is not None:  # an OAuth grant: what its client holds ends with it
+                _oauth_tokens_delete(user_id=token.user_id, application_id=token.oauth_application_id)
             oplog_write(
                 op="token.revoke",
                 actor=actor,
@@ -124,6 +130,15 @@ def token_revoke(*, token_id: int, user: AbstractBaseUser | None, actor: Actor) 
                 detail={"label": token.label, "user": token.user.get_username()},
             )
     return token
+
+
+def _oauth_tokens_delete(*, user_id: int, application_id: int) -> None:
+    """End what a client holds for a person: its codes, access tokens and refresh tokens (a revoked grant)."""
+    from oauth2_provider.models import AccessToken, Grant, RefreshToken
+
+    AccessToken.objects.filter(user_id=user_id, application_id=application_id).delete()
+    RefreshToken.objects.filter(user_id=user_id, application_id=application_id).delete()
+    Grant.objects.filter(user_id=user_id, application_id=application_id).delete()
 
 
 def tokens_for(*, user: AbstractBaseUser) -> list[ApiToken]:

@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from django.utils.csp import CSP
 
+from config.oauth_settings import oauth2_provider
 from ops.embedded import private_home
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -225,6 +226,7 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "axes",  # login throttling (the auth section below)
     "ninja",  # its static files: /api/v1/docs serves Swagger UI from here, not from a CDN
+    "oauth2_provider",  # the OAuth 2.1 authorization server for /mcp (accounts/oauth.py)
     "palace",
     "accounts",
     "memory",
@@ -376,6 +378,21 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 WHITENOISE_USE_FINDERS = True
+
+# OAuth 2.1 sign-in for the MCP endpoint (accounts/oauth.py; the toolkit's settings: config/oauth_settings.py).
+ATRIUM_OAUTH_ACCESS_TOKEN_SECONDS = env_int("ATRIUM_OAUTH_ACCESS_TOKEN_SECONDS", 3600, minimum=60)
+ATRIUM_OAUTH_REFRESH_TOKEN_DAYS = env_int("ATRIUM_OAUTH_REFRESH_TOKEN_DAYS", 30, minimum=1)
+# Dynamic client registration (RFC 7591): at most this many registrations an hour (all clients together), and a
+# registration that never got a grant is deleted after this many hours.
+ATRIUM_OAUTH_REGISTRATIONS_PER_HOUR = env_int("ATRIUM_OAUTH_REGISTRATIONS_PER_HOUR", 60, minimum=1)
+ATRIUM_OAUTH_UNUSED_REGISTRATION_HOURS = env_int("ATRIUM_OAUTH_UNUSED_REGISTRATION_HOURS", 24, minimum=1)
+# The toolkit's own models, named here because a migration that points at a swappable model reads this setting.
+OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
+OAUTH2_PROVIDER = oauth2_provider(
+    public_url=ATRIUM_PUBLIC_URL,
+    access_seconds=ATRIUM_OAUTH_ACCESS_TOKEN_SECONDS,
+    refresh_days=ATRIUM_OAUTH_REFRESH_TOKEN_DAYS,
+)
 
 # Login throttling (django-axes): after ATRIUM_LOGIN_FAILURE_LIMIT wrong passwords for one user name from one
 # address, that pair is refused (429, even with the right password) for ATRIUM_LOGIN_COOLOFF_MINUTES; other users

@@ -4,7 +4,9 @@ from django.contrib import admin
 from django.http import HttpRequest, JsonResponse
 from django.urls import include, path, re_path
 
+from api import oauth
 from api.api import api, path_not_found
+from panel.views.oauth import ConsentView
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
@@ -12,8 +14,13 @@ def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"alive": True})
 
 
+# OAuth for /mcp: the client's endpoints (api/oauth.py) and the consent page (panel/views/oauth.py), in the namespace
+# django-oauth-toolkit reverses its endpoints in (the authorization server metadata names them).
+oauth_patterns = [path("oauth/authorize/", ConsentView.as_view(), name="authorize"), *oauth.patterns()]
+
 urlpatterns = [
     path("healthz", healthz),
+    path("", include((oauth_patterns, "oauth2_provider"))),
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
     re_path(r"^api/v1/(?P<rest>.*)$", path_not_found),

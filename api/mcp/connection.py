@@ -32,6 +32,8 @@ class Connection:
     """What one request's connection says about its project: each (where, value) it was named in."""
 
     names: tuple[tuple[str, str], ...]
+    # scheme://host[:port] the request came in on: the OAuth audience check names this server's /mcp with it.
+    base: str = ""
 
     def project(self) -> tuple[str, str] | None:
         """(value, where) of the project this connection names, or None. Checked here, when a tool uses it, so a
@@ -87,7 +89,9 @@ def connection_from_scope(scope: dict[str, Any]) -> Connection:
     for key, value in parse_qsl(query, keep_blank_values=False):
         if key == QUERY_PARAM:
             names.append(("query", value.strip()))
-    return Connection(names=tuple((where, value) for where, value in names if value))
+    host = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1")
+    base = f"{scope.get('scheme', 'http')}://{host}" if host else ""
+    return Connection(names=tuple((where, value) for where, value in names if value), base=base)
 
 
 current_connection: ContextVar[Connection | None] = ContextVar("atrium_mcp_connection", default=None)

@@ -186,6 +186,11 @@ def current_token_id() -> int:
     return token_id
 
 
+def _verified_scopes() -> list[str]:
+    token = get_access_token()
+    return list(token.scopes) if token is not None else []
+
+
 def load_caller(token_id: int) -> Caller:
     """The caller for a verified token id (sync: runs on the ORM thread). The row the verifier loaded for this very
     request is reused; otherwise it is loaded (and checked) again."""
@@ -254,6 +259,8 @@ async def run[Out: BaseModel](body: Callable[[ToolCall], tuple[Out, str]]) -> Ca
     spec = current_tool()
     try:
         token_id = current_token_id()
+        if spec.write and "write" not in _verified_scopes():  # an OAuth token narrower than its grant, too
+            raise PermissionDenied("this token has the read scope; create a write token to change memories")
         out, rendered, service_ms = await _invoke_within_limit(spec, token_id, body)
     except AtriumError as exc:
         raise ToolError(

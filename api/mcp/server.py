@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
@@ -19,6 +20,8 @@ from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, Server
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl
 
+from accounts.models import TOKEN_PREFIX
+from accounts.oauth import oauth_resource, oauth_token_verify, public_base
 from accounts.tokens import token_verify
 from api.mcp import tools  # noqa: F401  (its @tool declarations fill the registry)
 from api.mcp.arguments import tool_from_spec
@@ -32,36 +35,51 @@ if TYPE_CHECKING:
     from accounts.models import ApiToken
 
 
-def _token_verify_first_query(raw: str) -> ApiToken | None:
-    """`token_verify`, the first query of every MCP request, on the request's ORM thread. That thread keeps its
+def _verify(raw: str, base: str) -> tuple[ApiToken, list[str]] | None:
+    """A personal token (`atr_…`, the same hashed lookup the REST API uses), or an OAuth access token bound to this
+    server's /mcp (accounts/oauth.py): the row the caller acts through, and its scopes."""
+    if raw.startswith(TOKEN_PREFIX):
+        row = token_verify(raw)
+        return (row, row.scopes) if row is not None else None
+    if not base:
+        return None
+    resource = oauth_resource(base)
+    return oauth_token_verify(raw, resources=(resource, resource + "/"))
+
+
+def _token_verify_first_query(raw: str, base: str) -> tuple[ApiToken, list[str]] | None:
+    """`_verify`, the first query of every MCP request, on the request's ORM thread. That thread keeps its
     connection between requests without Django's per-request health check (api/mcp/workers.py), so a connection the
     server dropped meanwhile (restart, idle timeout) fails here first: close it and run the (read-only, idempotent)
     check once more on a new one."""
     try:
-        return token_verify(raw)
+        return _verify(raw, base)
     except (OperationalError, InterfaceError):
         for conn in connections.all(initialized_only=True):
             conn.close()
-        return token_verify(raw)
+        return _verify(raw, base)
 
 
 class DjangoTokenVerifier(TokenVerifier):
-    """Bearer token = an ApiToken (the same hashed lookup the REST API uses)."""
+    """Bearer token = a personal ApiToken, or an OAuth access token acting through its grant (an ApiToken row)."""
 
     async def verify_token(self, token: str) -> AccessToken | None:
         started = time.perf_counter()
-        row = await sync_to_async(_token_verify_first_query)(token)
+        connection = current_connection.get()
+        base = connection.base if connection is not None else ""
+        found = await sync_to_async(_token_verify_first_query)(token, base)
         timing = current_timing.get()
         if timing is not None:  # the request's Server-Timing (api/mcp/timing.py)
             timing.auth_ms += (time.perf_counter() - started) * 1000
+        row, scopes = found if found is not None else (None, [])
         verified_token.set(row)
         if row is None:
             return None
         return AccessToken(
             token=token,
-            client_id=f"apitoken:{row.pk}",
+            client_id=f"oauth:{row.oauth_application_id}" if row.is_oauth_grant else f"apitoken:{row.pk}",
             subject=str(row.user_id),
-            scopes=["memory", *row.scopes],
+            scopes=["memory", *scopes],
             claims={"token_id": row.pk, "token_label": row.label},
         )
 
@@ -91,8 +109,21 @@ class ScopedToolList(ServerMiddleware[Any]):
         return result
 
 
+DISTRIBUTION = "atrium"
+
+
+def server_version() -> str:
+    """The installed distribution's version (serverInfo.version): from the package metadata, so it cannot drift from
+    pyproject.toml; "0+unknown" only when running from a tree that was never installed."""
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
 mcp = MCPServer(
     "atrium",
+    version=server_version(),
     # Each tool with the argument convention (snake_case, camelCase accepted, unknown ones refused) and its argument
     # errors one line per problem: api/mcp/arguments.py.
     tools=[tool_from_spec(spec) for spec in TOOLS.values()],
@@ -139,6 +170,25 @@ async def _refuse(send: Any, status: int, message: str, headers: list[tuple[byte
     await send({"type": "http.response.body", "body": body})
 
 
+def _with_resource_metadata(send: Any, base: str) -> Any:
+    """A 401 from the SDK's auth middleware names where this resource's metadata is (RFC 9728 §5.1), so an OAuth
+    client discovers the sign-in from the challenge; the URL is built like every public URL here
+    (ATRIUM_PUBLIC_URL, else the request's origin)."""
+    metadata = f"{public_base(base)}/.well-known/oauth-protected-resource/mcp"
+
+    async def send_challenge(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start" and message.get("status") == 401 and base:
+            headers = []
+            for key, value in message.get("headers", []):
+                if key.lower() == b"www-authenticate" and b"resource_metadata=" not in value:
+                    value = value + f', resource_metadata="{metadata}"'.encode()
+                headers.append((key, value))
+            message = dict(message, headers=headers)
+        await send(message)
+
+    return send_challenge
+
+
 def guarded(app: Any) -> Any:
     """Two checks in front of the SDK's app, which hold whatever ALLOWED_HOSTS says (with `*` the SDK's own
     rebinding protection is off, and with it its Origin check):
@@ -162,9 +212,10 @@ def guarded(app: Any) -> Any:
                 return
             # The project this connection names (api/mcp/connection.py): the SDK runs the tool handlers under a
             # copy of this request's context, as it does for the verified token.
-            reset = current_connection.set(connection_from_scope(scope))
+            connection = connection_from_scope(scope)
+            reset = current_connection.set(connection)
             try:
-                await app(scope, receive, send)
+                await app(scope, receive, _with_resource_metadata(send, connection.base))
             finally:
                 current_connection.reset(reset)
             return

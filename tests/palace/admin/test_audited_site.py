@@ -253,6 +253,17 @@ def _new_user(w: World) -> dict[str, Any]:
     return {"username": "erin", "password1": "a-Long-pass-991", "password2": "a-Long-pass-991"}
 
 
+def _oauth_client(w: World) -> Any:
+    from oauth2_provider.models import Application
+
+    return Application.objects.create(
+        name="Team agent",
+        client_type="public",
+        authorization_grant_type="authorization-code",
+        redirect_uris="http://127.0.0.1:9/callback",
+    )
+
+
 WALKS: dict[str, Walk] = {
     "auth.group": Walk(lambda w: Group.objects.create(name="auditors"), {"name": "readers"}, lambda w: {"name": "ops"}),
     "auth.user": Walk(lambda w: w.charlie, {"is_active": None}, _new_user, protected=True),
@@ -275,6 +286,17 @@ WALKS: dict[str, Walk] = {
     "memory.distilljob": Walk(_distill_job),
     "palace.oplog": Walk(lambda w: OpLog.objects.filter(palace=w.project).earliest("id")),
     "accounts.apitoken": Walk(_token),
+    "oauth2_provider.application": Walk(
+        _oauth_client,
+        {"name": "Team agent (renamed)"},
+        lambda w: {
+            "name": "Added agent",
+            "client_type": "public",
+            "authorization_grant_type": "authorization-code",
+            "redirect_uris": "http://127.0.0.1:9/callback",
+            "algorithm": "",
+        },
+    ),
     "accounts.usersettings": Walk(
         _user_settings,
         {"search_fallback": "overview"},

@@ -1,0 +1,173 @@
+"""OAuth 2.1 sign-in for the MCP endpoint: grants, the access tokens' audience, and client registration.
+
+django-oauth-toolkit (DOT) is the authorization server (authorization code + PKCE S256, refresh rotation with reuse
+detection, RFC 8707 resource indicators stored on codes and tokens, RFC 7591 registration, revocation). What Atrium
+adds, here:
+
+- **The audience.** This server protects one resource, its `/mcp` URL (ATRIUM_PUBLIC_URL, else the request's own
+  origin). An authorization request naming any other resource is refused (`invalid_target`); one naming none is
+  bound to `/mcp`. `/mcp` accepts only tokens whose audience is itself, and the REST API accepts none of them (its
+  bearer tokens are personal tokens only).
+- **The grant.** Approving a client on the consent page creates an ApiToken row tied to that client
+  (`oauth_application`): its scope (memory.read → read, memory.write → write), its default project, its last use
+  and its revocation, with op rows, exactly as a personal token's. The client's access tokens act through that
+  row, so the isolation, the audit attribution and the tools' precedence rules are a personal token's. One live
+  grant per person and client: approving again replaces the previous grant (revoked, its tokens deleted).
+- **Registration.** Dynamic registration is open (clients register before anyone signs in), bounded per hour,
+  and a registration that never led to a grant is deleted after ATRIUM_OAUTH_UNUSED_REGISTRATION_HOURS.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from oauth2_provider.models import AccessToken, Application
+from oauth2_provider.oauth2_validators import OAuth2Validator
+from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
+
+from accounts.models import ApiToken
+from accounts.tokens import LAST_USED_RESOLUTION, token_create, token_revoke
+from palace.actors import Actor
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+    from django.http import HttpRequest
+
+__all__ = [
+    "READ_SCOPE",
+    "WRITE_SCOPE",
+    "AtriumOAuth2Validator",
+    "ThrottledRegistration",
+    "oauth_grant_approve",
+    "oauth_registrations_expire",
+    "oauth_resource",
+    "oauth_resource_allowed",
+    "oauth_token_verify",
+    "public_base",
+]
+
+READ_SCOPE = "memory.read"
+WRITE_SCOPE = "memory.write"
+MCP_PATH = "/mcp"
+
+
+def public_base(request_base: str) -> str:
+    """The origin clients reach this server on: ATRIUM_PUBLIC_URL when the operator set it (behind a proxy the
+    request's own may be an internal one), else the request's `scheme://host[:port]`."""
+    return (settings.ATRIUM_PUBLIC_URL or request_base).rstrip("/")
+
+
+def oauth_resource(request_base: str) -> str:
+    """The one resource this server protects (RFC 8707 / RFC 9728 `resource`): its MCP endpoint."""
+    return public_base(request_base) + MCP_PATH
+
+
+def oauth_resource_allowed(value: str, *, request_base: str) -> bool:
+    """A resource indicator naming this server's /mcp (with or without the trailing slash clients sometimes add)."""
+    resource = oauth_resource(request_base)
+    return value in (resource, resource + "/")
+
+
+class AtriumOAuth2Validator(OAuth2Validator):
+    """DOT's validator with the audience rule's last line: no code without a resource. The consent view
+    (panel/views/oauth.py) binds a request that named none to /mcp and refuses one naming anything else, both before
+    the person is asked and again when the form comes back; a code reaching here unbound is refused all the same."""
+
+    def save_authorization_code(self, client_id: str, code: dict[str, Any], request: Any, *a: Any, **kw: Any) -> None:
+        if not [r for r in (getattr(request, "resource", None) or []) if r]:
+            raise CustomOAuth2Error(
+                error="invalid_target",
+                description="name this server's /mcp endpoint as the resource",
+                state=getattr(request, "state", None),
+            )
+        super().save_authorization_code(client_id, code, request, *a, **kw)
+
+
+def _write_granted(scopes: list[str] | str) -> bool:
+    names = scopes.split() if isinstance(scopes, str) else scopes
+    return WRITE_SCOPE in names
+
+
+def oauth_grant_approve(
+    *, user: AbstractBaseUser, application: Application, scopes: list[str], project: str | None, actor: Actor
+) -> ApiToken:
+    """The person approved `application` for `scopes` on the consent page: its grant (an ApiToken row tied to the
+    client), replacing any earlier grant of the same client. `project` (a git origin, optional) is the grant's
+    default project, checked for membership as a personal token's is."""
+    scope = "write" if _write_granted(scopes) else "read"
+    with transaction.atomic():
+        for old in ApiToken.objects.filter(user_id=user.pk, oauth_application=application, revoked_at__isnull=True):
+            token_revoke(token_id=old.pk, user=user, actor=actor)
+        grant, _ = token_create(
+            user=user,
+            label=f"{application.name or application.client_id}"[:92] + " (OAuth)",
+            scope=scope,
+            project=project or None,
+            actor=actor,
+            oauth_application_id=application.pk,
+        )
+    return grant
+
+
+def oauth_token_verify(
+    raw: str, *, resources: tuple[str, ...], now: datetime | None = None
+) -> tuple[ApiToken, list[str]] | None:
+    """The grant an OAuth access token acts through, with the scopes it carries ("read", and "write" when both the
+    token and the grant allow it), or None: unknown, expired, for another resource (or for none), a user no longer
+    active, or a grant that was revoked."""
+    if not raw or len(raw) > 400:
+        return None
+    moment = now or timezone.now()
+    checksum = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
+    rows = list(AccessToken.objects.select_related("user").filter(token_checksum=checksum)[:1])
+    access = rows[0] if rows else None
+    if access is None or access.expires <= moment or access.user is None or not access.user.is_active:
+        return None
+    if not access.resource or not any(access.allows_audience(r) for r in resources):
+        return None
+    grants = list(
+        ApiToken.objects.select_related("user")
+        .filter(user_id=access.user_id, oauth_application_id=access.application_id, revoked_at__isnull=True)
+        .order_by("-created_at")[:1]
+    )
+    grant = grants[0] if grants else None
+    if grant is None or not grant.is_usable(moment):
+        return None
+    if grant.last_used_at is None or moment - grant.last_used_at > LAST_USED_RESOLUTION:
+        ApiToken.objects.filter(pk=grant.pk).update(last_used_at=moment)
+        grant.last_used_at = moment
+    scopes = ["read"]
+    if _write_granted(access.scope) and grant.can_write:
+        scopes.append("write")
+    return grant, scopes
+
+
+def oauth_registrations_expire(*, now: datetime | None = None) -> int:
+    """Delete dynamically registered clients that never got a grant within ATRIUM_OAUTH_UNUSED_REGISTRATION_HOURS
+    (their registration tokens go with them). Returns how many."""
+    cutoff = (now or timezone.now()) - timedelta(hours=settings.ATRIUM_OAUTH_UNUSED_REGISTRATION_HOURS)
+    granted = ApiToken.objects.filter(oauth_application__isnull=False).values("oauth_application_id")
+    stale = Application.objects.filter(
+        registration_source=Application.RegistrationSource.DCR, created__lt=cutoff
+    ).exclude(pk__in=granted)
+    count, _ = stale.delete()
+    return count
+
+
+class ThrottledRegistration:
+    """DOT's permission hook for RFC 7591 registration: open to anyone (a client registers before a person signs
+    in), at most ATRIUM_OAUTH_REGISTRATIONS_PER_HOUR an hour across all clients, so the table stays bounded. Stale
+    registrations are cleared first, so the bound counts live ones."""
+
+    def has_permission(self, request: HttpRequest) -> bool:
+        now = timezone.now()
+        oauth_registrations_expire(now=now)
+        recent = Application.objects.filter(
+            registration_source=Application.RegistrationSource.DCR, created__gte=now - timedelta(hours=1)
+        ).count()
+        return recent < settings.ATRIUM_OAUTH_REGISTRATIONS_PER_HOUR
