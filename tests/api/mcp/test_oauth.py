@@ -382,3 +382,16 @@ def test_the_default_project_chosen_on_the_consent_page_is_the_grants(
     assert not saved.is_error, text_of(saved)
     assert saved.structured_content["palaceUsed"]["chosenBy"] == "token"
     assert Memory.objects.get(pk=saved.structured_content["items"][0]["id"]).palace_id == project.pk
+
+
+def test_the_consent_page_speaks_the_pages_language(alice: Any, client_for: Any) -> None:
+    """The client's name, what it asks and the buttons in English and in Chinese (the scopes' descriptions too)."""
+    browser = client_for(alice)
+    client_id = register(name="Probe agent")
+    _, challenge = pkce()
+    en = ask(browser, client_id, challenge).content.decode()
+    assert "Let “Probe agent” use your memory?" in en and "Save, correct and forget memories" in en
+    browser.defaults["HTTP_ACCEPT_LANGUAGE"] = "zh-CN,zh;q=0.9"
+    zh = ask(browser, client_id, challenge).content.decode()
+    assert "允许“Probe agent”使用你的记忆吗？" in zh and "保存、更正和遗忘记忆" in zh and ">批准<" in zh
+    assert "Save, correct and forget memories" not in zh
