@@ -13,9 +13,8 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from memory.knowledge import entities_for_memories, entity_cues, normalise, stated_entities
+from memory.knowledge import entities_for_memories, entity_cues, linking, normalise, stated_entities
 from memory.knowledge import extraction as entities
-from memory.knowledge import linking
 from memory.knowledge.rules import rule_mentions, text_keys
 from memory.lifecycle import memory_update
 from memory.models import Entity, Memory, MemoryEntity
