@@ -85,7 +85,7 @@ class Deferred:
             return
         self.ops.append((op, entry))
         for _, _, pending, details in self.links:
-            if pending is linked:
+            if pending is linked and entry.detail is not None:
                 details.append(entry.detail)
 
     def link(self, *, palace: Palace, memory_id: int, extraction: Extraction, now: datetime) -> Linked:
