@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from django.db import transaction
+from django.db.models import Count
 from django.utils import timezone
 
 from accounts.caller import Caller
@@ -225,7 +226,135 @@ def capture_ingest(
     )
 
 
-def _session_update(
+@dataclass(frozen=True)
+class SessionIn:
+    """One session's turns for `capture_ingest_many`, with what a capture call sends beside them."""
+
+    key: str
+    turns: Sequence[TurnIn]
+    client: str = ""
+    origin: str | None = None
+    cwd: str = ""
+
+
+def capture_ingest_many(
+    *, caller: Caller, sessions: Sequence[SessionIn], mode: str | None = None, now: datetime | None = None
+) -> list[IngestResult]:
+    """`capture_ingest` for many sessions of one caller at once (a backfill stores a whole import), one result each
+    in order, the same rows as one call a session gives; what a call asks per session is asked once: the mode, the
+    routing of each origin, the sessions (created ON CONFLICT DO NOTHING, then read and locked), the indexes already
+    stored, the new turns (one insert), the sessions' updates (one statement) and the pending counts. Any number of
+    turns a session (no request bound: nothing here came over the wire)."""
+    now = now or timezone.now()
+    keys = [clean_line(s.key, "session", MAX_SESSION_CHARS) for s in sessions]
+    if not all(keys) or len(set(keys)) != len(keys):
+        raise InvalidInput("every session needs a key of its own", field="session")
+    choice = capture_mode_for(user=caller.user, requested=mode)
+    if choice.mode == CaptureSession.Mode.OFF:
+        return [IngestResult(session_key=k, mode=choice, note="mode off: nothing was stored") for k in keys]
+    routes: dict[str | None, Routing] = {}
+    for s in sessions:
+        if s.origin not in routes:
+            routes[s.origin] = capture_route(caller=caller, origin=s.origin)
+    cleaned: list[dict[int, _Clean]] = []
+    for s in sessions:
+        mine: dict[int, _Clean] = {}
+        for turn in s.turns:
+            mine.setdefault(turn.index, _clean(turn))  # the first of a repeated index wins; the rest are duplicates
+        cleaned.append(mine)
+    user = caller.user
+    with transaction.atomic():
+        CaptureSession.objects.bulk_create(
+            [
+                CaptureSession(user_id=user.pk, key=k, palace=routes[s.origin].palace)
+                for k, s in zip(keys, sessions, strict=True)
+            ],
+            ignore_conflicts=True,
+        )
+        rows = CaptureSession.objects.select_for_update().filter(user_id=user.pk, key__in=keys).order_by("pk")
+        by_key = {row.key: row for row in rows}
+        have = set(
+            CaptureTurn.objects.filter(
+                session__in=list(by_key.values()), index__in=sorted({i for c in cleaned for i in c})
+            ).values_list("session_id", "index")
+        )
+        news = [
+            [c for i, c in sorted(mine.items()) if (by_key[k].pk, i) not in have]
+            for k, mine in zip(keys, cleaned, strict=True)
+        ]
+        CaptureTurn.objects.bulk_create(
+            [
+                CaptureTurn(
+                    session=by_key[k],
+                    index=c.index,
+                    role=c.role,
+                    text=c.text,
+                    tool=c.tool,
+                    at=c.at or now,
+                    redactions=c.redactions,
+                    echoes=c.echoes,
+                )
+                for k, new in zip(keys, news, strict=True)
+                for c in new
+            ],
+            ignore_conflicts=True,  # INSERT ... ON CONFLICT (session, index) DO NOTHING: the key decides, always
+        )
+        for k, s, new in zip(keys, sessions, news, strict=True):
+            _session_apply(
+                session=by_key[k],
+                caller=caller,
+                routing=routes[s.origin],
+                client=s.client,
+                origin=s.origin,
+                cwd=s.cwd,
+                mode=choice.mode,
+                times=[c.at or now for c in new],
+            )
+        CaptureSession.objects.bulk_update(list(by_key.values()), _SESSION_FIELDS)
+        pending = dict(
+            CaptureTurn.objects.filter(session__in=list(by_key.values()), state=CaptureTurn.State.PENDING)
+            .values("session_id")
+            .annotate(n=Count("id"))
+            .values_list("session_id", "n")
+        )
+    return [
+        IngestResult(
+            session_key=k,
+            mode=choice,
+            session=by_key[k],
+            routing=routes[s.origin],
+            stored=len(new),
+            duplicates=len(s.turns) - len(new),
+            pending=pending.get(by_key[k].pk, 0),
+            redactions=sorted({r for c in new for r in c.redactions}),
+            echoes=[e for c in new for e in c.echoes],
+        )
+        for k, s, new in zip(keys, sessions, news, strict=True)
+    ]
+
+
+_SESSION_FIELDS = [
+    "palace",
+    "routed_by",
+    "routing_reason",
+    "client",
+    "origin",
+    "cwd",
+    "mode",
+    "token_id",
+    "token_label",
+    "started_at",
+    "last_turn_at",
+]
+
+
+def _session_update(**kwargs: Any) -> None:
+    session = kwargs["session"]
+    _session_apply(**kwargs)
+    session.save()
+
+
+def _session_apply(
     *,
     session: CaptureSession,
     caller: Caller,
@@ -253,4 +382,3 @@ def _session_update(
     if times:
         session.started_at = min([*times, *([session.started_at] if session.started_at else [])])
         session.last_turn_at = max([*times, *([session.last_turn_at] if session.last_turn_at else [])])
-    session.save()

@@ -13,6 +13,7 @@ import logging
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import Max
 
 from palace.actors import Actor
@@ -94,16 +95,26 @@ def slot_assign(*, palace: Palace, kind: str, actor: Actor, inherit: Slot | None
 class SlotAllocator:
     """Slots for many new memories of one palace inside one transaction (a bulk save, memory/save/bulk.py): what
     `slot_assign` asks per memory (lock the palace, the kind's last room, its highest slot, the tour's last stop) is
-    asked once per chunk and counted here, so a slot costs its two inserts. Numbers stay exactly those
-    `slot_assign` would give: the palace row is locked on the first slot and stays locked until the transaction
-    ends, so no other writer can slot in between. A caller whose savepoint rolls back after a slot was given calls
-    `forget()` (the counted room or numbers may no longer exist), and the next slot reads afresh."""
+    asked once per chunk and counted here. Numbers stay exactly those `slot_assign` would give: the palace row is
+    locked on the first slot and stays locked until the transaction ends, so no other writer can slot in between.
+    A caller whose savepoint rolls back after a slot was given calls `forget()` (the counted room or numbers may no
+    longer exist), and the next slot reads afresh.
+
+    `defer` (a chunk written without a savepoint an item, so any failure rolls back all of it): the slot and tour
+    stop rows are not inserted one pair a memory but all at once by `flush()`, before the transaction ends. A slot
+    gets its id up front, from the table's own sequence (`reserve` ids in one query), so a memory can point to it at
+    once: the memory's foreign key is checked when the transaction commits (Django declares PostgreSQL foreign keys
+    DEFERRABLE INITIALLY DEFERRED). Nothing in a save reads a new slot's row back."""
 
     palace: Palace
     actor: Actor
+    defer: bool = False
+    reserve: int = 10
     _locked: bool = False
     _rooms: dict[str, tuple[Room | None, int]] = field(default_factory=dict)  # kind -> (last room, highest number)
     _last_stop: int | None = None
+    _ids: list[int] = field(default_factory=list)
+    _pending: list[tuple[Slot, TourStop]] = field(default_factory=list)
 
     def assign(self, kind: str) -> Slot:
         if kind not in ROOM_NAMES:
@@ -119,13 +130,35 @@ class SlotAllocator:
         if room is None or used >= room.capacity:
             ordinal = 1 if room is None else room.ordinal + 1
             room, used = _open_room(palace=self.palace, kind=kind, ordinal=ordinal, actor=self.actor), 0
-        slot = Slot.objects.create(palace=self.palace, room=room, number=used + 1)
         self._rooms[kind] = (room, used + 1)
         if self._last_stop is None:
             self._last_stop = TourStop.objects.filter(palace=self.palace).aggregate(m=Max("seq"))["m"] or 0
         self._last_stop += 1
-        TourStop.objects.create(palace=self.palace, seq=self._last_stop, slot=slot)
+        if not self.defer:
+            slot = Slot.objects.create(palace=self.palace, room=room, number=used + 1)
+            TourStop.objects.create(palace=self.palace, seq=self._last_stop, slot=slot)
+            return slot
+        slot = Slot(id=self._next_id(), palace=self.palace, room=room, number=used + 1)
+        self._pending.append((slot, TourStop(palace=self.palace, seq=self._last_stop, slot=slot)))
         return slot
+
+    def _next_id(self) -> int:
+        if not self._ids:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+                    [Slot._meta.db_table, max(1, self.reserve)],
+                )
+                self._ids = [row[0] for row in cursor.fetchall()]
+        return self._ids.pop(0)
+
+    def flush(self) -> None:
+        """Insert the deferred slots and tour stops (one statement each), inside the transaction that gave them.
+        Ids reserved and not used are gaps in the sequence, as a rolled-back insert leaves."""
+        if self._pending:
+            Slot.objects.bulk_create([slot for slot, _ in self._pending])
+            TourStop.objects.bulk_create([stop for _, stop in self._pending])
+        self._pending = []
 
     def forget(self) -> None:
         """Lock and read the rooms and the tour afresh on the next slot (a lock taken inside a savepoint that rolled
@@ -133,3 +166,4 @@ class SlotAllocator:
         self._locked = False
         self._rooms.clear()
         self._last_stop = None
+        self._pending = []

@@ -4,16 +4,16 @@ zero-cost estimate with the palace each session goes to, storing the kept turns 
 The palace a session goes to is decided as live capture decides it (capture.services.capture_route): the project
 palace of the session's origin when the user is an editor or owner there, else the personal palace, with the reason.
 The origin comes from the importers' rules (capture.importers.resolve_project: the git origin of the cwd where the
-import runs, else a mapping, else none). Storing goes through capture.services.capture_ingest, so a backfilled turn is
-cleaned, scrubbed of echoes and redacted exactly like a captured one, and stored once per (user, session, turn):
-importing the same file twice stores nothing the second time.
+import runs, else a mapping, else none). Storing goes through capture.services.capture_ingest_many (all sessions of
+the import in one call), so a backfilled turn is cleaned, scrubbed of echoes and redacted exactly like a captured
+one, and stored once per (user, session, turn): importing the same file twice stores nothing the second time.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +24,7 @@ from django.utils import timezone
 from accounts.caller import Caller
 from capture.importers import BackfillRules, Estimate, Session, TranscriptError, estimate, parse_path, parse_upload
 from capture.models import BackfillRun, CaptureSession, CaptureTurn
-from capture.services import MAX_TURNS_PER_REQUEST, Routing, TurnIn, capture_ingest, capture_route
+from capture.services import Routing, SessionIn, TurnIn, capture_ingest_many, capture_route
 from palace.actors import Actor
 from palace.errors import InvalidInput, NotFound
 from palace.oplog import oplog_write
@@ -216,12 +216,8 @@ def backfill_start(
             estimate={k: v for k, v in plan.as_dict().items() if k != "per_session"},
             files=[str(f)[:300] for f in files][:1000],
         )
-        duplicates = 0
-        for session_plan in plan.kept:
-            _, dupes, reason = _store_session(caller=caller, run=run, plan=session_plan)
-            duplicates += dupes
-            if reason:
-                skipped[reason] += 1
+        duplicates, reasons = _store_sessions(caller=caller, run=run, plans=plan.kept)
+        skipped.update(reasons)
         total = CaptureTurn.objects.filter(session__backfill_run=run, state=CaptureTurn.State.PENDING).count()
         run.counts = {
             "turns_total": total,
@@ -239,37 +235,49 @@ def backfill_start(
     return run
 
 
-def _store_session(*, caller: Caller, run: BackfillRun, plan: SessionPlan) -> tuple[int, int, str]:
-    """Store one session's kept turns through capture_ingest; (stored, duplicates, skip reason or "")."""
-    session = plan.entry.session
-    key = session.session_id
-    existing = CaptureSession.objects.filter(user_id=caller.user.pk, key=key).first()
-    if existing is not None and existing.source == CaptureSession.Source.CAPTURE:
-        return 0, 0, LIVE_ALREADY
-    keep = set(plan.entry.kept)
-    turns = [
-        TurnIn(index=t.index, role=t.role, text=t.text, tool=t.tool, at=t.at) for t in session.turns if t.index in keep
-    ]
-    stored = duplicates = 0
-    for start in range(0, len(turns), MAX_TURNS_PER_REQUEST):
-        result = capture_ingest(
-            caller=caller,
-            session_key=key,
-            turns=turns[start : start + MAX_TURNS_PER_REQUEST],
-            client=session.client,
-            origin=plan.entry.origin,
-            cwd=session.cwd or "",
+def _store_sessions(*, caller: Caller, run: BackfillRun, plans: Sequence[SessionPlan]) -> tuple[int, Counter[str]]:
+    """Store the kept turns of every session through capture_ingest_many (one call for the import: the turns of all
+    sessions in one insert); (turns left out as duplicates, sessions skipped by reason)."""
+    keys = [p.entry.session.session_id for p in plans]
+    rows = CaptureSession.objects.filter(user_id=caller.user.pk, key__in=keys).only("key", "source")
+    existing = {row.key: row for row in rows}
+    skipped: Counter[str] = Counter()
+    store: dict[str, tuple[SessionPlan, SessionIn]] = {}  # one per session key (two files of one session: pooled)
+    for p in plans:
+        session, keep = p.entry.session, set(p.entry.kept)
+        found = existing.get(session.session_id)
+        if found is not None and found.source == CaptureSession.Source.CAPTURE:
+            skipped[LIVE_ALREADY] += 1
+            continue
+        turns = [
+            TurnIn(index=t.index, role=t.role, text=t.text, tool=t.tool, at=t.at)
+            for t in session.turns
+            if t.index in keep
+        ]
+        if session.session_id in store:
+            first, pooled = store[session.session_id]
+            store[session.session_id] = (first, replace(pooled, turns=[*pooled.turns, *turns]))
+            continue
+        store[session.session_id] = (
+            p,
+            SessionIn(
+                key=session.session_id, turns=turns, client=session.client, origin=p.entry.origin, cwd=session.cwd or ""
+            ),
         )
-        stored, duplicates = stored + result.stored, duplicates + result.duplicates
-    if existing is None or stored:
-        # New turns belong to this run (an earlier run keeps the sessions it finished, for its history).
-        CaptureSession.objects.filter(user_id=caller.user.pk, key=key).update(
-            source=CaptureSession.Source.BACKFILL,
-            backfill_run=run,
-            routed_by=plan.routing.chosen,
-            routing_reason=plan.why[:300],
-        )
-    return stored, duplicates, ""
+    sessions = [s for _, s in store.values()]
+    results = capture_ingest_many(caller=caller, sessions=sessions) if sessions else []
+    mine = []
+    for (p, _), result in zip(store.values(), results, strict=True):
+        if existing.get(p.entry.session.session_id) is None or result.stored:
+            # New turns belong to this run (an earlier run keeps the sessions it finished, for its history).
+            row = result.session
+            if row is None:
+                continue
+            row.source, row.backfill_run = CaptureSession.Source.BACKFILL, run
+            row.routed_by, row.routing_reason = p.routing.chosen, p.why[:300]
+            mine.append(row)
+    CaptureSession.objects.bulk_update(mine, ["source", "backfill_run", "routed_by", "routing_reason"])
+    return sum(r.duplicates for r in results), skipped
 
 
 def backfill_run_get(*, user: AbstractBaseUser, run_id: int) -> BackfillRun:

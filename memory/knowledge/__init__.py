@@ -1,6 +1,6 @@
 """The knowledge layer: the entities memories mention (found by rules, rules.py, or a chat model,
-extraction.py; the people named in a query, people.py), edits of entities (services.py) and their reads
-(selectors.py), and facts about them on two time axes (facts.py)."""
+extraction.py; resolved and linked, linking.py; the people named in a query, people.py), edits of entities
+(services.py) and their reads (selectors.py), and facts about them on two time axes (facts.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from memory.knowledge.extraction import (
     entities_extract,
     entities_extract_many,
     entities_for_memories,
-    entities_link,
     entity_cues,
     stated_entities,
 )
@@ -26,6 +25,7 @@ from memory.knowledge.facts import (
     facts_query,
     facts_write,
 )
+from memory.knowledge.linking import entities_link, entities_link_many
 from memory.knowledge.people import known_people, people_named, speakers, without_names
 from memory.knowledge.rules import RuleMention, name_key, normalise, rule_mentions
 from memory.knowledge.selectors import entity_get, entity_kinds, entity_list, entity_memories
@@ -47,6 +47,7 @@ __all__ = [
     "entities_extract_many",
     "entities_for_memories",
     "entities_link",
+    "entities_link_many",
     "entity_aliases_edit",
     "entity_cues",
     "entity_get",

@@ -18,12 +18,7 @@ it may wait on a model):
    memory's speaker, when it is a person rather than a chat role, is a mention too: what someone said is part of
    what we know about them.
 
-Resolution and links (`entities_link`, inside the save transaction, in a savepoint): a mention whose normalised
-name equals an entity's key or one of its alias keys reuses that entity (and stamps `last_mentioned_at`; an
-agent's aliases are added, and an agent's or model's kind replaces "other"); a miss creates one — also when only
-one of its aliases names an existing entity ("Bob Lee" aka "Bob" beside "Bob"): the pair is reported as ambiguous
-(`Linked.ambiguous`, the save's `entities_note`) for a merge, never folded in silently. A failure here is logged
-and reported (`Linked.error`), and the memory is saved all the same.
+Resolution and links (`entities_link`, `entities_link_many`): memory/knowledge/linking.py.
 
 Search (`entity_cues`): the query's n-grams against the palace's keys and alias keys, joined to the links of the
 candidates, in one statement; memory.search.rank adds ENTITY_CUE to a linked candidate and labels it `ent`.
@@ -35,11 +30,10 @@ import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Annotated, Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import Q
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
@@ -59,7 +53,6 @@ __all__ = [
     "entities_extract",
     "entities_extract_many",
     "entities_for_memories",
-    "entities_link",
     "entity_cues",
     "normalise",
     "stated_entities",
@@ -408,126 +401,6 @@ def _by_rules(*, palace: Palace, note: Note, fallback: str, known: list[Mention]
         log.exception("entity extraction by rule failed")
         return Extraction(mentions=list(note.stated), by=RULES, fallback=fallback, error=str(exc)[:200])
     return Extraction(mentions=[*note.stated, *found], by=RULES, fallback=fallback)
-
-
-# --- resolution and links -----------------------------------------------------------------------------------------
-
-
-def _merged(mentions: list[Mention]) -> dict[str, Mention]:
-    """One mention per key, in order (the agent's first); aliases of duplicates are pooled."""
-    by_key: dict[str, Mention] = {}
-    for m in mentions:
-        key = normalise(m.name)
-        if not key:
-            continue
-        if key in by_key:
-            old = by_key[key]
-            by_key[key] = Mention(old.name, old.kind, tuple(dict.fromkeys([*old.aliases, *m.aliases])), old.source)
-        elif len(by_key) < MAX_MENTIONS:
-            by_key[key] = m
-    return by_key
-
-
-def _resolve(
-    *, palace: Palace, mentions: dict[str, Mention], now: datetime
-) -> tuple[list[tuple[Entity, str]], list[int], list[tuple[Entity, Entity]]]:
-    """Each mention's entity: the one its own name (key) names, as a name or an alias; else a new one. An alias alone
-    never decides: {"name": "Bob Lee", "aliases": ["Bob"]} beside an existing "Bob" may be another Bob, so "Bob
-    Lee" is created and the pair returned as ambiguous (the save's answer says so) instead of folding in."""
-    keys = set(mentions) | {normalise(a) for m in mentions.values() for a in m.aliases} - {""}
-    existing = list(
-        Entity.objects.select_for_update()
-        .filter(palace=palace, merged_into__isnull=True)
-        .filter(Q(key__in=keys) | Q(alias_keys__overlap=list(keys)))
-        .order_by("pk")
-    )
-    by_key: dict[str, Entity] = {}
-    for entity in existing:  # a canonical name wins over an alias of another entity
-        for alias in entity.alias_keys:
-            by_key.setdefault(alias, entity)
-    for entity in existing:
-        by_key[entity.key] = entity
-    resolved: list[tuple[Entity, str]] = []
-    created: list[int] = []
-    touched: dict[int, Entity] = {}
-    ambiguous: list[tuple[Entity, Entity]] = []
-    for key, m in mentions.items():
-        alias_keys = [normalise(a) for a in m.aliases if normalise(a) and normalise(a) != key]
-        found = by_key.get(key)
-        if found is None:
-            alias_hits = list({by_key[a].pk: by_key[a] for a in alias_keys if a in by_key}.values())
-            entity = Entity.objects.create(
-                palace=palace,
-                name=m.name[:MAX_NAME_CHARS],
-                kind=m.kind or Entity.Kind.OTHER,
-                key=key,
-                aliases=list(dict.fromkeys(a for a in m.aliases if normalise(a) != key)),
-                alias_keys=list(dict.fromkeys(alias_keys)),
-                created_at=now,
-                last_mentioned_at=now,
-            )
-            created.append(entity.pk)
-            ambiguous.extend((entity, other) for other in alias_hits)
-            for k in [key, *alias_keys]:
-                by_key.setdefault(k, entity)
-        else:
-            entity = found
-            if _enrich(entity, m, key=key, alias_keys=alias_keys, now=now):
-                touched[entity.pk] = entity
-        if entity.pk not in {e.pk for e, _ in resolved}:
-            resolved.append((entity, m.source))
-    for entity in touched.values():
-        entity.save(update_fields=["kind", "aliases", "alias_keys", "last_mentioned_at"])
-    return resolved, created, ambiguous
-
-
-def _enrich(entity: Entity, m: Mention, *, key: str, alias_keys: list[str], now: datetime) -> bool:
-    """A reused entity: stamp the mention; an agent's aliases join its own, and a stated or model kind replaces
-    "other". The rules never rename or re-kind an entity. Whether anything changed (a bulk save stamps many
-    mentions with one `now`: the second one changes nothing and is not written)."""
-    changed = False
-    if entity.last_mentioned_at is None or entity.last_mentioned_at < now:
-        entity.last_mentioned_at, changed = now, True
-    if m.source in (AGENT, MODEL) and entity.kind == Entity.Kind.OTHER and m.kind != Entity.Kind.OTHER:
-        entity.kind, changed = m.kind, True
-    if m.source != AGENT:
-        return changed
-    names = [m.name, *m.aliases] if key != entity.key else list(m.aliases)
-    for name in names:
-        k = normalise(name)
-        if k and k != entity.key and k not in entity.alias_keys:
-            entity.aliases = [*entity.aliases, name]
-            entity.alias_keys = [*entity.alias_keys, k]
-            changed = True
-    return changed
-
-
-def entities_link(*, palace: Palace, memory_id: int, extraction: Extraction, now: datetime) -> Linked:
-    """Resolve the mentions and link them to the memory (a new one, or the one a restatement merged into), inside
-    the caller's transaction and a savepoint of its own. Never raises: a failure is logged and reported."""
-    linked = Linked(by=extraction.by, fallback=extraction.fallback, error=extraction.error)
-    mentions = _merged(extraction.mentions)
-    if not mentions:
-        return linked
-    try:
-        with transaction.atomic():
-            resolved, linked.created, ambiguous = _resolve(palace=palace, mentions=mentions, now=now)
-            MemoryEntity.objects.bulk_create(
-                [
-                    MemoryEntity(palace=palace, memory_id=memory_id, entity=e, source=s, created_at=now)
-                    for e, s in resolved
-                ],
-                ignore_conflicts=True,
-            )
-    except Exception as exc:  # a failed resolution never blocks the write
-        log.exception("linking the entities of memory %s failed", memory_id)
-        return Linked(by=extraction.by, fallback=extraction.fallback, error=f"resolution failed: {exc}"[:200])
-    linked.tags = [EntityTag(id=e.pk, name=e.name, kind=e.kind, source=s) for e, s in resolved]
-    linked.ambiguous = [
-        (EntityTag(id=new.pk, name=new.name, kind=new.kind), EntityTag(id=old.pk, name=old.name, kind=old.kind))
-        for new, old in ambiguous
-    ]
-    return linked
 
 
 # --- reads --------------------------------------------------------------------------------------------------------

@@ -257,7 +257,7 @@ def _write_items(
     error propagates); `isolate`: each item in its savepoint, a failing one reported at its index."""
     results, prepared, now, offset, previous = chunk.results, chunk.prepared, chunk.now, chunk.offset, chunk.previous
     extractions, forgotten = ex
-    slots = SlotAllocator(palace=palace, actor=actor)
+    slots = SlotAllocator(palace=palace, actor=actor, defer=not isolate, reserve=len(prepared))
     deferred = Deferred()
     lock_palace(palace)
     nearest_scan_set()
@@ -265,7 +265,8 @@ def _write_items(
         prepared, chunk.texts, chunk.vectors, extractions, strict=True
     ):
         if forgotten and p.restore:
-            deferred.flush(actor=actor)  # a restore writes its op row at once: the rows before it go first
+            # a restore writes its op row at once: the rows before it go first
+            deferred.flush(palace=palace, actor=actor, now=now)
         mine = Deferred()
         try:
             with transaction.atomic(savepoint=isolate):
@@ -297,7 +298,8 @@ def _write_items(
         results[i] = result
         if p.source_session and _inserted(result):
             previous[p.source_session] = result.memory  # the session's latest memory now
-    deferred.flush(actor=actor)
+    slots.flush()
+    deferred.flush(palace=palace, actor=actor, now=now)
     adjudications_prune(palace=palace)  # once for the chunk, not after every item
 
 

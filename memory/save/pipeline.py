@@ -30,7 +30,7 @@ from memory.judge import (
     judge_dispose,
     save_hint,
 )
-from memory.knowledge import Extraction, Linked, Note, entities_extract_many, entities_link
+from memory.knowledge import Extraction, Linked, Note, entities_extract_many, entities_link, entities_link_many
 from memory.models import Edge, Memory
 from memory.providers import embedder_model_name
 from memory.save.derived_texts import derive_texts, embed_texts
@@ -69,29 +69,52 @@ class SaveResult:
 @dataclass
 class Deferred:
     """A bulk save's writes that wait for the end of its chunk (memory/save/bulk.py): its op rows, in the order the
-    saves made them, and its `next` edges; one insert each (an insert per row cost more than the row). Nothing in a
-    save reads them back, and they commit or roll back with the chunk like the rows they describe."""
+    saves made them, its `next` edges, and its entity links; one insert each (an insert per row cost more than the
+    row). Nothing in a save reads them back, and they commit or roll back with the chunk like the rows they describe.
+    A deferred link is a Linked filled in when the chunk's links are written (memory.knowledge.entities_link_many),
+    before the op rows whose detail records it."""
 
     ops: list[tuple[str, OpEntry]] = field(default_factory=list)
     edges: list[Edge] = field(default_factory=list)
+    links: list[tuple[int, Extraction, Linked, list[dict[str, Any]]]] = field(default_factory=list)
 
-    def op(self, op: str, *, actor: Actor, entry: OpEntry) -> None:
+    def op(self, op: str, *, actor: Actor, entry: OpEntry, linked: Linked | None = None) -> None:
+        """An op row; `linked` (a deferred link): its detail's "entities" is filled in with the link."""
         if self is _NOT_DEFERRED:
             oplog_write(op=op, actor=actor, **vars(entry))
-        else:
-            self.ops.append((op, entry))
+            return
+        self.ops.append((op, entry))
+        for _, _, pending, details in self.links:
+            if pending is linked and entry.detail is not None:
+                details.append(entry.detail)
+
+    def link(self, *, palace: Palace, memory_id: int, extraction: Extraction, now: datetime) -> Linked:
+        """The memory's entities: linked at once, or (deferred) a Linked filled in at the end of the chunk."""
+        if self is _NOT_DEFERRED:
+            return entities_link(palace=palace, memory_id=memory_id, extraction=extraction, now=now)
+        pending = Linked(by=extraction.by, fallback=extraction.fallback, error=extraction.error)
+        self.links.append((memory_id, extraction, pending, []))
+        return pending
 
     def extend(self, other: Deferred) -> None:
         self.ops += other.ops
         self.edges += other.edges
+        self.links += other.links
 
-    def flush(self, *, actor: Actor) -> None:
-        """Write what waits (inside the chunk's transaction), op rows in their order: one insert per run of one op."""
+    def flush(self, *, palace: Palace, actor: Actor, now: datetime) -> None:
+        """Write what waits (inside the chunk's transaction): the links first (the op rows record them), then the
+        edges, then the op rows in their order, one insert per run of one op."""
+        if self.links:
+            done = entities_link_many(palace=palace, links=[(m, ex) for m, ex, _, _ in self.links], now=now)
+            for (_, _, pending, details), linked in zip(self.links, done, strict=True):
+                vars(pending).update(vars(linked))
+                for detail in details:
+                    detail["entities"] = linked.detail()
         if self.edges:
             Edge.objects.bulk_create(self.edges)
         for op, run in itertools.groupby(self.ops, key=lambda pair: pair[0]):
             oplog_write_many(op=op, actor=actor, entries=[entry for _, entry in run])
-        self.ops, self.edges = [], []
+        self.ops, self.edges, self.links = [], [], []
 
 
 _NOT_DEFERRED = Deferred()  # one save (not a bulk one): its rows are written at once
@@ -171,6 +194,7 @@ def _merge(
                 "entities": entities.detail(),
             },
         ),
+        linked=entities,
     )
     return target
 
@@ -276,7 +300,7 @@ def save_prepared(
             judged = judge_dispose(content=p.content, kind=p.kind, speaker=p.speaker, neighbours=neighbours, bulk=bulk)
         decision = judged.disposition
         if decision.merge_into is not None:
-            linked = entities_link(palace=palace, memory_id=decision.merge_into.id, extraction=extraction, now=now)
+            linked = deferred.link(palace=palace, memory_id=decision.merge_into.id, extraction=extraction, now=now)
             target = _merge(
                 target_id=decision.merge_into.id,
                 p=p,
@@ -320,7 +344,7 @@ def save_prepared(
         memory = create_memory(
             palace=palace, p=p, source=source, actor=actor, vector=vector, search_text=search_text, now=now, slots=slots
         )
-        linked = entities_link(palace=palace, memory_id=memory.pk, extraction=extraction, now=now)
+        linked = deferred.link(palace=palace, memory_id=memory.pk, extraction=extraction, now=now)
         # One insert for all of them (PostgreSQL returns the ids of a bulk insert).
         contradicting = Edge.objects.bulk_create(
             [
@@ -371,6 +395,7 @@ def save_prepared(
                     "entities": linked.detail(),
                 },
             ),
+            linked=linked,
         )
     return SaveResult(
         disposition=decision.disposition,

@@ -202,3 +202,27 @@ def test_a_door_acting_as_the_user_starts_pauses_and_resumes_under_row_level_sec
         assert backfill_resume(user=alice, run_id=run.pk).state == "queued"
     assert backfill_run_process(run_id=run.pk).state == "done"
     assert CaptureSession.objects.get(backfill_run=run).palace == Palace.objects.get(personal_owner=alice)
+
+
+def test_starting_a_run_stores_all_sessions_in_a_few_queries_whatever_their_number(alice: Any) -> None:
+    # Storing went one capture call a session (about 11 queries each); it is one call for the import now, so the
+    # queries do not grow with the sessions (the estimate's routing still asks per session).
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from ops.bench.ingest import synthetic_sessions
+
+    rules = BackfillRules(window_days=0)
+    counted = []
+    for turns in (40, 160):
+        sessions = synthetic_sessions(turns=turns, seed=turns)
+        with CaptureQueriesContext(connection) as queries:
+            run = backfill_start(user=alice, sessions=sessions, rules=rules, files=["bench"], use_git=False)
+        stored = CaptureTurn.objects.filter(session__backfill_run=run)
+        assert stored.count() == run.counts["turns_total"] >= turns
+        assert CaptureSession.objects.filter(backfill_run=run).count() == run.counts["sessions"] == len(sessions)
+        counted.append((len(sessions), len(queries), [q["sql"][:60] for q in queries]))
+    (few, few_queries, _), (many, many_queries, sql) = counted
+    assert many > few
+    per_extra_session = (many_queries - few_queries) / (many - few)
+    assert per_extra_session <= 4, (per_extra_session, sql)

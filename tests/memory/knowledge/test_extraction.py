@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from memory.knowledge import entities_for_memories, entity_cues, normalise, stated_entities
+from memory.knowledge import entities_for_memories, entity_cues, linking, normalise, stated_entities
 from memory.knowledge import extraction as entities
 from memory.knowledge.rules import rule_mentions, text_keys
 from memory.lifecycle import memory_update
@@ -198,7 +198,7 @@ def test_a_failed_resolution_never_blocks_the_write(
     def broken(**kwargs: Any) -> Any:
         raise RuntimeError("lexicon unavailable")
 
-    monkeypatch.setattr(entities, "_resolve", broken)
+    monkeypatch.setattr(linking, "_resolve", broken)
     result = save("We met Caroline at the Golden Gate Bridge.")
     assert result.disposition == "accept" and result.memory is not None
     assert result.entities is not None and "resolution failed: lexicon unavailable" in result.entities.error
