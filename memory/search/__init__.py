@@ -9,6 +9,7 @@ from memory.search.evidence import Verdict, evidence_assess, qualify_ref
 from memory.search.overview import Overview, palace_overview
 from memory.search.results import FALLBACKS, MAX_LIMIT, MAX_QUERY_CHARS, Hit, SearchRequest, SearchResult
 from memory.search.search import memory_search
+from memory.search.tuning import TUNABLE, ranking_constants, tuned
 from memory.search.walks import (
     MAX_HOPS,
     TOUR_MAX_STOPS,
@@ -32,6 +33,7 @@ __all__ = [
     "TOUR_MAX_STOPS",
     "TOUR_MIN_STOPS",
     "TOUR_PAGE_MAX",
+    "TUNABLE",
     "EdgeNeighbour",
     "Hit",
     "Overview",
@@ -46,8 +48,10 @@ __all__ = [
     "memory_search",
     "palace_overview",
     "qualify_ref",
+    "ranking_constants",
     "tour_fixed",
     "tour_stretch",
     "tour_thematic",
+    "tuned",
     "word_statistics_clear",
 ]
