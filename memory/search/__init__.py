@@ -10,6 +10,7 @@ from memory.search.overview import Overview, palace_overview
 from memory.search.results import FALLBACKS, MAX_LIMIT, MAX_QUERY_CHARS, Hit, SearchRequest, SearchResult
 from memory.search.search import memory_search
 from memory.search.tuning import TUNABLE, ranking_constants, tuned
+from memory.search.views import dialogue_turns
 from memory.search.walks import (
     MAX_HOPS,
     TOUR_MAX_STOPS,
@@ -43,6 +44,7 @@ __all__ = [
     "Tour",
     "Verdict",
     "current_by_slot",
+    "dialogue_turns",
     "edge_neighbours",
     "evidence_assess",
     "memory_search",

@@ -9,27 +9,35 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import ModuleType
 
-from memory.search import rank
+from memory.search import rank, views
 
 __all__ = ["TUNABLE", "ranking_constants", "tuned"]
 
-# name -> the module attribute it stands for (FLOOR_MARGIN: the e5 entry of rank.FLOOR_MARGINS).
-TUNABLE = (
-    "SEMANTIC_WEIGHT",
-    "FLOOR_MARGIN",
-    "SPEAKER_CUE",
-    "ENTITY_CUE",
-    "EPISODE_SHARE",
-    "HOP_SHARE",
-    "NEIGHBOUR_SHARE",
-)
+# name -> the module holding it (FLOOR_MARGIN: the e5 entry of rank.FLOOR_MARGINS).
+_HOME: dict[str, ModuleType] = {
+    "SEMANTIC_WEIGHT": rank,
+    "FUSION_ADAPT": rank,
+    "DIALOGUE_SEMANTIC_WEIGHT": rank,
+    "FLOOR_MARGIN": rank,
+    "SPEAKER_CUE": rank,
+    "ENTITY_CUE": rank,
+    "EPISODE_SHARE": rank,
+    "HOP_SHARE": rank,
+    "NEIGHBOUR_SHARE": rank,
+    "TAIL_TURNS": views,
+    "TAIL_CHARS": views,
+    "VIEW_MIX": views,
+    "LEX_TAIL_TURNS": views,
+}
+TUNABLE = tuple(_HOME)
 _MODEL = "multilingual-e5-small"
 
 
 def ranking_constants() -> dict[str, float]:
     """The values search uses now, by name."""
-    values = {name: float(getattr(rank, name)) for name in TUNABLE if name != "FLOOR_MARGIN"}
+    values = {name: float(getattr(_HOME[name], name)) for name in TUNABLE if name != "FLOOR_MARGIN"}
     values["FLOOR_MARGIN"] = float(rank.FLOOR_MARGINS[_MODEL])
     return {name: values[name] for name in TUNABLE}
 
@@ -40,16 +48,16 @@ def tuned(**values: float) -> Iterator[None]:
     unknown = sorted(set(values) - set(TUNABLE))
     if unknown:
         raise ValueError(f"not a tuned constant: {', '.join(unknown)} (known: {', '.join(TUNABLE)})")
-    saved = {name: getattr(rank, name) for name in values if name != "FLOOR_MARGIN"}
+    saved = {name: getattr(_HOME[name], name) for name in values if name != "FLOOR_MARGIN"}
     margins = dict(rank.FLOOR_MARGINS)
     try:
         for name, value in values.items():
             if name == "FLOOR_MARGIN":
                 rank.FLOOR_MARGINS = {**margins, _MODEL: float(value)}
-            else:
-                setattr(rank, name, float(value))
+            else:  # an int stays an int (a number of turns)
+                setattr(_HOME[name], name, type(saved[name])(value))
         yield
     finally:
         for name, value in saved.items():
-            setattr(rank, name, value)
+            setattr(_HOME[name], name, value)
         rank.FLOOR_MARGINS = margins

@@ -2,7 +2,8 @@
 
 Each conversation is ingested once (ops.eval.retrieval.run_variants) and every question is asked once per
 *variant*: the constants as shipped, then each tuned constant (memory.search.TUNABLE) moved alone to each of its
-other grid values. Per variant and question the metrics are kept. Then, for each conversation (a fold):
+other grid values (the dialogue-only ones only when the dataset's queries are dialogues). Per variant and question
+the metrics are kept. Then, for each conversation (a fold):
 
 - the variant is **chosen on the other folds** only (the best mean of Recall@10 and MRR over their category 1-4
   questions; ties keep the earlier variant, so the shipped values win a tie), and
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory.search import ranking_constants
+from memory.search import dialogue_turns, ranking_constants
 from ops.eval.datasets import Conversation
 from ops.eval.retrieval import HEADLINE_CATEGORIES, run_variants, score_conversation, use_cache
 
@@ -31,12 +32,18 @@ __all__ = ["DEFAULT_GRID", "CrossValidation", "cross_validate", "evaluate_cv", "
 
 # The values each constant is tried at (the shipped value is always tried too).
 DEFAULT_GRID: dict[str, tuple[float, ...]] = {
-    "SEMANTIC_WEIGHT": (0.45, 0.55, 0.65, 0.75),
+    "SEMANTIC_WEIGHT": (0.45, 0.55, 0.65),
+    "DIALOGUE_SEMANTIC_WEIGHT": (0.55, 0.7, 0.85),
+    "TAIL_TURNS": (0, 3, 4, 6),
+    "FUSION_ADAPT": (0.0, 0.2, 0.4),
     "FLOOR_MARGIN": (0.04, 0.06, 0.08),
     "SPEAKER_CUE": (0.1, 0.2, 0.3),
     "ENTITY_CUE": (0.0, 0.1, 0.2),
     "EPISODE_SHARE": (0.1, 0.2, 0.3),
 }
+# Constants that only act on a query that is a dialogue: on a dataset without one they are not tried (every value
+# would rank exactly as shipped).
+DIALOGUE_ONLY = frozenset({"DIALOGUE_SEMANTIC_WEIGHT", "TAIL_TURNS", "TAIL_CHARS", "VIEW_MIX", "LEX_TAIL_TURNS"})
 OBJECTIVE_K = 10
 
 # Per variant (index), per conversation id, the metrics of each category 1-4 question.
@@ -136,7 +143,10 @@ def evaluate_cv(
     if len(conversations) < 2:
         raise ValueError("cross-validation needs at least two conversations (one is held out at a time)")
     say = progress or (lambda _line: None)
-    variants = variants_of(DEFAULT_GRID if grid is None else grid)
+    grid = dict(DEFAULT_GRID if grid is None else grid)
+    if not any(dialogue_turns(q.text) for conv in conversations for q in conv.questions):
+        grid = {name: values for name, values in grid.items() if name not in DIALOGUE_ONLY}
+    variants = variants_of(grid)
     scores: Scores = {v: {} for v in range(len(variants))}
     ks = (OBJECTIVE_K,)
     with ExitStack() as stack:
