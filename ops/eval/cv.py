@@ -57,7 +57,7 @@ def variants_of(grid: dict[str, tuple[float, ...]]) -> list[dict[str, float]]:
     for name, values in grid.items():
         if name not in shipped:
             raise ValueError(f"not a tuned constant: {name} (known: {', '.join(shipped)})")
-        variants += [{name: float(v)} for v in values if abs(float(v) - shipped[name]) > 1e-9]
+        variants += [{name: v} for v in values if abs(float(v) - shipped[name]) > 1e-9]  # a count stays an int
     return variants
 
 
