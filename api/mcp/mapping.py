@@ -119,6 +119,7 @@ def search_out(
             matched=result.matched,
             floor=result.floor,
             below_floor=result.below_floor,
+            query_read=result.query_read,
             rewrite=result.rewrite,  # type: ignore[arg-type]
             queries=list(result.queries),
             rewrite_error=result.rewrite_error,

@@ -81,6 +81,7 @@ class SearchHowOut(Schema):
     matched: bool = Field(description="false when nothing passed on either arm: no hits, and nothing is evidence")
     floor: float | None = Field(description="the cosine a memory sharing no word with the query needed; null: none")
     below_floor: int = Field(description="candidates that shared no word with the query and sat below the floor")
+    query_read: str = Field(description='"as given", or for a dialogue (speaker: text lines) the turns each arm read')
     rewrite: Literal["off", "rewritten", "failed", "timeout"] = Field(description="query rewriting by a chat model")
     queries: list[str] = Field(description="the queries that ran, the one given first")
     rewrite_error: str = Field(description="why rewriting failed or timed out; empty otherwise")
@@ -190,6 +191,7 @@ def _how(result: SearchResult, fallback: FallbackChoice) -> dict[str, Any]:
         "matched": result.matched,
         "floor": result.floor,
         "below_floor": result.below_floor,
+        "query_read": result.query_read,
         "rewrite": result.rewrite,
         "queries": result.queries,
         "rewrite_error": result.rewrite_error,

@@ -9,6 +9,8 @@ from memory.search.evidence import Verdict, evidence_assess, qualify_ref
 from memory.search.overview import Overview, palace_overview
 from memory.search.results import FALLBACKS, MAX_LIMIT, MAX_QUERY_CHARS, Hit, SearchRequest, SearchResult
 from memory.search.search import memory_search
+from memory.search.tuning import TUNABLE, ranking_constants, tuned
+from memory.search.views import dialogue_turns
 from memory.search.walks import (
     MAX_HOPS,
     TOUR_MAX_STOPS,
@@ -32,6 +34,7 @@ __all__ = [
     "TOUR_MAX_STOPS",
     "TOUR_MIN_STOPS",
     "TOUR_PAGE_MAX",
+    "TUNABLE",
     "EdgeNeighbour",
     "Hit",
     "Overview",
@@ -41,13 +44,16 @@ __all__ = [
     "Tour",
     "Verdict",
     "current_by_slot",
+    "dialogue_turns",
     "edge_neighbours",
     "evidence_assess",
     "memory_search",
     "palace_overview",
     "qualify_ref",
+    "ranking_constants",
     "tour_fixed",
     "tour_stretch",
     "tour_thematic",
+    "tuned",
     "word_statistics_clear",
 ]

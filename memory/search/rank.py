@@ -46,6 +46,10 @@ from memory.search.arms import Row
 __all__ = ["Candidate", "apply_floor", "rank"]
 
 SEMANTIC_WEIGHT = 0.55
+# A query that is a dialogue (memory.search.views) carries its subject in a few of many words: the full-text arm
+# matches the small talk too, so such a query weighs the semantic arm at DIALOGUE_SEMANTIC_WEIGHT instead.
+DIALOGUE_SEMANTIC_WEIGHT = 0.85
+FUSION_ADAPT = 0.0  # how far the arms' peakedness may move SEMANTIC_WEIGHT per query (step 2)
 HOP_SHARE = 0.2
 EPISODE_SHARE = 0.2
 EPISODE_GAP = timedelta(minutes=30)
@@ -144,12 +148,32 @@ def _neighbour_context(found: dict[int, Candidate], edges: list[tuple[Row, int, 
     }
 
 
-def _fuse(found: dict[int, Candidate], edges: list[tuple[Row, int, str]]) -> None:
+def _peak(values: list[float]) -> float:
+    """How far the best value stands out: best minus median, both scaled as the fusion scales them (0 for none)."""
+    return max(values) - statistics.median(values) if values else 0.0
+
+
+def semantic_weight(cosines: list[float], lexicals: list[float], *, dialogue: bool = False) -> float:
+    """The semantic arm's weight for this query: DIALOGUE_SEMANTIC_WEIGHT for a dialogue, else SEMANTIC_WEIGHT, moved
+    by FUSION_ADAPT times the difference of the arms' peaks (each arm's best minus its median, on the scales the
+    fusion uses: cosine over the candidates' range, at least COSINE_SPREAD; ts_rank over the best). A flat arm (a
+    long query's words matching everything a little) then counts less than one that singles a memory out."""
+    base = DIALOGUE_SEMANTIC_WEIGHT if dialogue else SEMANTIC_WEIGHT
+    if FUSION_ADAPT <= 0 or not cosines:
+        return base
+    low, spread = min(cosines), max(max(cosines) - min(cosines), COSINE_SPREAD)
+    best_lexical = max(lexicals, default=0.0)
+    sem = _peak([(c - low) / spread for c in cosines])
+    lex = _peak([v / best_lexical for v in lexicals if v > 0]) if best_lexical > 0 else 0.0
+    return min(0.95, max(0.05, base + FUSION_ADAPT * (sem - lex)))
+
+
+def _fuse(found: dict[int, Candidate], edges: list[tuple[Row, int, str]], *, dialogue: bool) -> None:
     context = _neighbour_context(found, edges)
     cosines = list(context.values())
     low, high = (min(cosines), max(cosines)) if cosines else (0.0, 0.0)
     best_lexical = max((c.lexical for c in found.values()), default=0.0)
-    weight = SEMANTIC_WEIGHT if cosines else 0.0
+    weight = semantic_weight(cosines, [c.lexical for c in found.values()], dialogue=dialogue) if cosines else 0.0
     for m, c in found.items():
         cos = (context[m] - low) / max(high - low, COSINE_SPREAD) if m in context else 0.0
         lex = c.lexical / best_lexical if best_lexical > 0 else 0.0
@@ -236,10 +260,11 @@ def rank(
     named: list[str],
     now: datetime,
     entity_linked: frozenset[int] = frozenset(),
+    dialogue: bool = False,
 ) -> list[Candidate]:
     """Steps 2-6 of the module docstring over the floored pool; best first (ties: the newer memory).
-    `entity_linked`: the memories linked to an entity the query names."""
-    _fuse(found, edges)
+    `entity_linked`: the memories linked to an entity the query names; `dialogue`: the query is a dialogue."""
+    _fuse(found, edges, dialogue=dialogue)
     base = {m: c.fused for m, c in found.items()}
     _hop(found, edges, base)
     _episode_context(found, base)

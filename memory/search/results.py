@@ -90,6 +90,9 @@ class SearchResult:
     # The cosine a memory sharing no word with the query needed (memory.search.rank.floor_for); None: no floor.
     floor: float | None = None
     below_floor: int = 0  # candidates that shared no word with the query and sat below the floor
+    # How the query was read (memory.search.views): "as given", or for a dialogue which turns the semantic arm
+    # embedded and the weight it had.
+    query_read: str = "as given"
     # The fallback this search was asked for (None: none), and on a miss with fallback="overview" what the palaces
     # hold, labelled "overview" (never hits, never evidence). The overview is built only on a miss.
     fallback: str | None = None
@@ -130,3 +133,4 @@ class Retrieved:
     matched: bool
     floor: float | None
     below_floor: int
+    query_read: str = "as given"

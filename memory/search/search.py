@@ -39,6 +39,7 @@ import secrets
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from django.db import connection
 from django.utils import timezone
 
@@ -58,6 +59,7 @@ from memory.search.overview import palace_overview
 from memory.search.rank import Candidate, apply_floor, floor_for, pool, rank
 from memory.search.results import Hit, Retrieved, SearchRequest, SearchResult
 from memory.search.rewrite import retrieve_rewritten
+from memory.search.views import query_views
 from palace.errors import NotFound
 from palace.models import Slot
 from palace.selectors import palace_ids_readable, palaces_writable
@@ -104,14 +106,15 @@ def _retrieve(
         palaces=palaces, kind=kind, room=room, status=status, as_of=as_of, known_at=known_at, palace_index=False
     )
     named = people_named(query, known_people(palaces))
-    vector_soon = embed_query_soon(without_names(query, named))
+    views = query_views(query)
+    vectors_soon = [(embed_query_soon(without_names(text, named)), weight) for text, weight in views.semantic]
     cued = [name for name in named if name in speakers(palaces)]
-    plan = lexical_plan(query)
+    plan = lexical_plan(views.lexical)
     arms = {"lex": lexical_arm(plan=plan, lexical_where=lexical_where, params=params)}
     degraded: list[str] = []
     cosines: dict[int, float] = {}
     try:
-        vector = vector_soon.result()
+        vector = _mixed([(soon.result(), weight) for soon, weight in vectors_soon])
     except EmbedderUnavailable:
         degraded.append("semantic")
         vector = None
@@ -128,14 +131,24 @@ def _retrieve(
     candidates = [*found, *(row.id for row, _, _ in edges)]
     linked = entity_cues(palaces=palaces, query=query, memory_ids=candidates) if found else {}
     return Retrieved(
-        ranked=rank(found, edges=edges, named=cued, now=now, entity_linked=frozenset(linked)),
+        ranked=rank(found, edges=edges, named=cued, now=now, entity_linked=frozenset(linked), dialogue=views.turns > 0),
         mode="hybrid" if vector is not None else "lexical",
         degraded=degraded,
         common=common_in_scope(plan=plan, palaces=palaces),
         matched=matched,
         floor=floor,
         below_floor=below,
+        query_read=views.described(),
     )
+
+
+def _mixed(vectors: list[tuple[Any, float]]) -> Any:
+    """One query vector from the views' (memory.search.views): their weighted sum, unit length again, so its cosine
+    with a memory is the weighted mean of the views' cosines (scaled)."""
+    if len(vectors) == 1:
+        return vectors[0][0]
+    total = sum(np.asarray(v, dtype=np.float32) * w for v, w in vectors)
+    return total / max(float(np.linalg.norm(total)), 1e-12)
 
 
 def _hits(ranked: list[Candidate]) -> list[Hit]:
@@ -321,6 +334,7 @@ def memory_search(
         matched=found.matched,
         floor=found.floor,
         below_floor=found.below_floor,
+        query_read=found.query_read,
         rewrite=rewritten.status,
         queries=rewritten.queries,
         rewrite_error=rewritten.error,

@@ -42,7 +42,7 @@ from typing import Any
 from django.db import transaction
 
 from memory.models import Memory
-from memory.search import SearchRequest, memory_search
+from memory.search import SearchRequest, memory_search, tuned
 from ops.eval.datasets import (
     FACTS,
     TRANSCRIPTS,
@@ -129,7 +129,9 @@ def score_question(
     )
 
 
-def _score_conversation(conv: Conversation, rankings: list[list[list[str]]], ks: tuple[int, ...]) -> list[Any]:
+def score_conversation(
+    conv: Conversation, rankings: list[list[list[str]]], ks: tuple[int, ...]
+) -> list[tuple[int, dict[str, float]]]:
     """(category, metrics) per question. A ranking lists, per returned memory, the dataset ids it holds."""
     out = []
     if conv.kind == TRANSCRIPTS:
@@ -296,7 +298,24 @@ def _run_conversation(
 ) -> list[list[list[str]]]:
     """Ingest and query one conversation in a transaction that is rolled back; per question, per returned memory,
     the dataset ids it holds."""
-    rankings: list[list[list[str]]] = []
+    return run_variants(conv=conv, method=method, variants=[{}], dispositions=dispositions, modes=modes, timing=timing)[
+        0
+    ]
+
+
+def run_variants(
+    *,
+    conv: Conversation,
+    method: str,
+    variants: list[dict[str, float]],
+    dispositions: Counter[str],
+    modes: Counter[str],
+    timing: list[float],
+) -> list[list[list[list[str]]]]:
+    """`_run_conversation` with the conversation ingested once and every question asked once per variant of the
+    tuned constants (memory.search.tuned; {} = as shipped): per variant, per question, per returned memory, the
+    dataset ids it holds."""
+    rankings: list[list[list[list[str]]]] = []
     try:
         with transaction.atomic():
             user = _throwaway_user()
@@ -304,10 +323,12 @@ def _run_conversation(
             started = time.perf_counter()
             holds = _ingest(conv=conv, palace=palace, actor=Actor.for_user(user), dispositions=dispositions)
             timing[0] += time.perf_counter() - started
-            started = time.perf_counter()
-            ids = _search(conv=conv, user=user, palace=palace, method=method, modes=modes)
-            timing[1] += time.perf_counter() - started
-            rankings = [[holds[pk] for pk in ranking if pk in holds] for ranking in ids]
+            for variant in variants:
+                started = time.perf_counter()
+                with tuned(**variant):
+                    ids = _search(conv=conv, user=user, palace=palace, method=method, modes=modes)
+                timing[1] += time.perf_counter() - started
+                rankings.append([[holds[pk] for pk in ranking if pk in holds] for ranking in ids])
             raise _Rollback
     except _Rollback:
         pass
@@ -333,7 +354,7 @@ def evaluate_dataset(
     modes: Counter[str] = Counter()
     timing = [0.0, 0.0]
     with ExitStack() as stack:
-        cache = _use_cache(stack, embedding_cache)
+        cache = use_cache(stack, embedding_cache)
         if background:
             _fill_background(stack, background, say)
         for conv in conversations:
@@ -341,7 +362,7 @@ def evaluate_dataset(
                 conv=conv, method=method, dispositions=dispositions, modes=modes, timing=timing
             )
             # Scoring: only now are evidence and categories read.
-            for category, metrics in _score_conversation(conv, rankings, ks):
+            for category, metrics in score_conversation(conv, rankings, ks):
                 overall.add(metrics)
                 if category in HEADLINE_CATEGORIES:
                     headline.add(metrics)
@@ -368,7 +389,7 @@ def evaluate_dataset(
     )
 
 
-def _use_cache(stack: ExitStack, path: str | Path | None) -> CachingEmbedder | None:
+def use_cache(stack: ExitStack, path: str | Path | None) -> CachingEmbedder | None:
     if path is None:
         return None
     from memory.providers import get_embedder, set_embedder

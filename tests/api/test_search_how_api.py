@@ -45,7 +45,18 @@ def test_a_hit_says_which_arms_ran_the_floor_and_no_fallback(alice_api: Any, not
     assert isinstance(how["below_floor"], int)
     assert (how["rewrite"], how["queries"], how["rewrite_error"]) == ("off", [HIT], "")
     assert (how["fallback"], how["fallback_from"], how["fallback_used"]) == ("none", "setting", False)
+    assert how["query_read"] == "as given"
     assert body["overview"] is None
+
+
+def test_a_dialogue_query_says_which_turns_each_arm_read(alice_api: Any, notes: list[Memory]) -> None:
+    from memory.search import tuned
+
+    dialogue = f"ana: hi there\nbot: hello, how can I help\nana: quick one\nbot: sure\nana: {HIT}"
+    with tuned(TAIL_TURNS=3):
+        body = alice_api(query=dialogue).json()
+    assert body["how"]["query_read"] == "dialogue of 5 turns: semantic arm the last 3, full text all"
+    assert body["hits"][0]["memory"]["content"] == HIT_ANSWER  # the tail still carries the question
 
 
 def test_a_miss_with_the_overview_fallback_returns_it_labelled_and_never_as_evidence(

@@ -43,6 +43,9 @@ class SearchHowOut(Out):
     matched: bool = Field(description="false when nothing passed on either arm: no hits, nothing is evidence")
     floor: float | None = Field(description="the cosine a memory sharing no word with the query needed; null: none")
     below_floor: int = Field(description="candidates that shared no word with the query and sat below the floor")
+    query_read: str = Field(
+        default="as given", description='"as given", or for a dialogue (speaker: text lines) the turns each arm read'
+    )
     rewrite: Literal["off", "rewritten", "failed", "timeout"] = Field(description="query rewriting by a chat model")
     queries: list[str] = Field(description="the queries that ran, the one given first")
     rewrite_error: str = ""

@@ -20,7 +20,8 @@ def how_line(how: schemas.SearchHowOut) -> str:
         rewrite += f" ({flat(how.rewrite_error)}): ran the query as given" if how.rewrite_error else ": ran as given"
     source = "your argument" if how.fallback_from == "request" else "your setting"
     fallback = f"{how.fallback} ({source}{', used' if how.fallback_used else ''})"
-    return f"How: arms {arms} · floor {floor} · rewrite {rewrite} · fallback {fallback}"
+    read = "" if how.query_read == "as given" else f" · query read as a {how.query_read}"
+    return f"How: arms {arms} · floor {floor} · rewrite {rewrite} · fallback {fallback}{read}"
 
 
 def overview_lines(overview: schemas.OverviewOut) -> list[str]:

@@ -1,5 +1,6 @@
-"""`atrium eval --dataset FILE.jsonl [--k 5,10] [--method atrium|bm25|dense|rrf] [--background N] [--json]`:
-retrieval quality through the real write pipeline and search (ops.eval.retrieval)."""
+"""`atrium eval --dataset FILE.jsonl [--k 5,10] [--method atrium|bm25|dense|rrf] [--background N] [--json] [--cv]`:
+retrieval quality through the real write pipeline and search (ops.eval.retrieval); `--cv` cross-validates the
+ranking's tuned constants leave-one-conversation-out (ops.eval.cv)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,16 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ops.eval import METHODS, SEARCH_DEPTH, SESSION_K, DatasetError, evaluate_dataset, load_dataset
+from ops.eval import (
+    METHODS,
+    SEARCH_DEPTH,
+    SESSION_K,
+    CrossValidation,
+    DatasetError,
+    evaluate_cv,
+    evaluate_dataset,
+    load_dataset,
+)
 
 
 def _parse_ks(raw: str) -> tuple[int, ...]:
@@ -52,6 +62,12 @@ class Command(BaseCommand):
             metavar="FILE",
             help="reuse vectors from this SQLite file (created if missing): a second run skips the embedding",
         )
+        parser.add_argument(
+            "--cv",
+            action="store_true",
+            help="leave-one-conversation-out over the tuned ranking constants: in-sample and cross-validated "
+            "figures and the constants chosen per fold (method atrium only)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         ks = _parse_ks(options["k"])
@@ -65,10 +81,15 @@ class Command(BaseCommand):
             raise CommandError(f"cannot read {options['dataset']}: {exc.strerror or exc}") from None
         except DatasetError as exc:
             raise CommandError(f"{options['dataset']}: {exc}") from None
+        if options["cv"]:
+            _check_cv(conversations, options)
         _require_migrated()
         as_json = options["json"]
         # Progress goes to stderr in both modes: stdout stays one JSON object with --json.
         progress = lambda line: self.stderr.write(f"  {line}")  # noqa: E731 - a one-line callback
+        if options["cv"]:
+            self._cross_validate(conversations, options, progress)
+            return
         report = evaluate_dataset(
             conversations=conversations,
             ks=ks,
@@ -96,6 +117,41 @@ class Command(BaseCommand):
             self.stdout.write(f"  {what}: {how}")
         if report.embedding_cache is not None:
             self.stdout.write(f"  embedding cache: {report.embedding_cache} (ingest time excludes cached vectors)")
+
+    def _cross_validate(self, conversations: list[Any], options: dict[str, Any], progress: Any) -> None:
+        result = evaluate_cv(conversations=conversations, embedding_cache=options["embedding_cache"], progress=progress)
+        if options["json"]:
+            self.stdout.write(json.dumps(result.as_dict(), indent=2))
+            return
+        self.stdout.write(_cv_table(result))
+
+
+def _check_cv(conversations: list[Any], options: dict[str, Any]) -> None:
+    if options["method"] != "atrium":
+        raise CommandError("--cv tunes Atrium's ranking constants: a plain --method has none (drop --cv)")
+    if options["background"]:
+        raise CommandError("--cv runs without --background")
+    if len(conversations) < 2:
+        raise CommandError("--cv needs a dataset of at least two conversations (one is held out at a time)")
+
+
+def _cv_table(result: CrossValidation) -> str:
+    data = result.as_dict()
+    lines = [f"{'categories 1-4':<44}{'n':>5}{'recall@10':>11}{'mrr':>8}"]
+    for label, figures in (
+        ("in-sample, constants as shipped", data["in_sample_shipped"]),
+        ("in-sample, best variant on all folds", data["in_sample_best"]),
+        ("cross-validated (held-out folds)", data["cross_validated"]),
+    ):
+        lines.append(f"{label:<44}{figures['n']:>5}{figures['recall@10']:>11.3f}{figures['mrr']:>8.3f}")
+    lines.append(f"\nbest variant on all folds: {data['in_sample_best']['variant']}")
+    for fold in data["folds"]:
+        lines.append(
+            f"  held out {fold['fold']}: chosen on the others {fold['chosen']}; held-out n {fold['n']} "
+            f"recall@10 {fold['recall@10']:.3f} mrr {fold['mrr']:.3f}"
+        )
+    lines.append(f"  {data['variants']} variants; {data['protocol']}")
+    return "\n".join(lines)
 
 
 def _require_migrated() -> None:

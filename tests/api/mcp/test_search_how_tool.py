@@ -47,6 +47,22 @@ def test_a_hit_states_the_arms_the_floor_and_no_fallback(tokens: dict[str, str],
     assert "Overview" not in text_of(result)
 
 
+def test_a_dialogue_query_says_how_it_was_read(tokens: dict[str, str], notes: Any) -> None:
+    dialogue = f"ana: hi there\nbot: hello, how can I help\nana: quick one\nbot: sure\nana: {HIT}"
+    result = call_sync(tokens["alice"], "memory_search", {"query": dialogue})
+
+    assert not result.is_error, text_of(result)
+    out = result.structured_content
+    assert out["hits"][0]["content"] == HIT_ANSWER
+    assert out["how"]["queryRead"] == "dialogue of 5 turns: semantic arm the last 4, full text all"
+    assert _how_line(text_of(result)).endswith(
+        "· query read as a dialogue of 5 turns: semantic arm the last 4, full text all"
+    )
+    plain = call_sync(tokens["alice"], "memory_search", {"query": HIT})  # a question is read as given
+    assert plain.structured_content["how"]["queryRead"] == "as given"
+    assert "query read" not in _how_line(text_of(plain))
+
+
 def test_a_miss_with_the_overview_fallback_is_labelled_and_has_no_refs(tokens: dict[str, str], notes: Any) -> None:
     result = call_sync(tokens["alice"], "memory_search", {"query": MISS, "fallback": "overview"})
 
