@@ -25,7 +25,9 @@ TAIL_CHARS = 400  # ... but never more characters than this (the last turn alway
 VIEW_MIX = 0.0  # weight of the whole dialogue's embedding beside the tail's
 LEX_TAIL_TURNS = 0  # turns the full-text arm reads (0: the whole query)
 WHOLE_CHARS = 1200  # the whole view keeps the dialogue's end within this many characters
-_SPEAKER = re.compile(r"^\s*([^\s:：]{1,24})\s*[:：]\s*(\S.*)$")
+# A speaker label: a name of up to 24 characters, spaces allowed inside ("Speaker A", "User 1", "小林"), an ASCII or
+# full-width colon, then the turn's text.
+_SPEAKER = re.compile(r"^\s*([^\s:：][^:：\n]{0,23}?)\s*[:：]\s*(\S.*)$")
 
 
 @dataclass(frozen=True)

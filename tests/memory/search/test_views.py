@@ -27,6 +27,9 @@ def test_a_dialogue_is_recognised_and_a_question_is_not() -> None:
     assert dialogue_turns("What did Caroline do at the LGBTQ support group?") is None
     assert dialogue_turns("a: b\nc: d") is None  # too short to be a conversation
     assert dialogue_turns("note: one\nplain line\nanother plain line\nmore: x") is None  # mostly not turns
+    # Speaker labels with a space inside, as exports name them ("Speaker A", "User 1"), are labels too.
+    spaced = dialogue_turns("Speaker A: hi\nSpeaker B: hello there\nSpeaker A: where did we park the deploy key?")
+    assert spaced == ["hi", "hello there", "where did we park the deploy key?"]
 
 
 def test_the_semantic_arm_embeds_the_tail_and_a_question_stays_as_given() -> None:
