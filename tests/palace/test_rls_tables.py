@@ -45,6 +45,8 @@ from tests.fakes.memories import make_memory
 ACCESS_TABLES = {
     "palace_membership": "the access table itself: every policy reads it to decide",
     "api_apitoken": "a person's tokens; `default_project` names a palace the access function checks on use",
+    "accounts_usersettings": "a person's settings; `panel_project` (the panel's remembered scope) names a palace that "
+    "panel.scope checks on use, as it checks a session's choice",
 }
 # Palace-scoped tables whose rows belong to one person rather than to a palace.
 OWNED_BY_USER = {"memory_searchbatch": "user_id", "capture_backfillrun": "user_id"}
