@@ -4,7 +4,7 @@ the rule for where either may send a request (egress.py: no internal address unl
 
 from __future__ import annotations
 
-from memory.providers.egress import Destination, EgressError, EgressRefused, egress_check, egress_resolve
+from memory.providers.egress import EgressError, EgressRefused, egress_check, egress_resolve
 from memory.providers.embeddings import (
     Embedder,
     EmbedderUnavailable,
@@ -24,7 +24,6 @@ from memory.providers.embeddings import (
 from memory.providers.llm import LLMConfig, LLMError, LLMSchemaError, LLMTimeoutError, chat_json, llm_config
 
 __all__ = [
-    "Destination",
     "EgressError",
     "EgressRefused",
     "Embedder",
