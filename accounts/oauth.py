@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
-from oauth2_provider.models import AccessToken, Application
+from oauth2_provider.models import AccessToken, Application, Grant, RefreshToken, clear_expired
 from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
@@ -48,6 +48,7 @@ __all__ = [
     "oauth_resource",
     "oauth_resource_allowed",
     "oauth_token_verify",
+    "oauth_tokens_clear",
     "public_base",
 ]
 
@@ -157,6 +158,19 @@ def oauth_registrations_expire(*, now: datetime | None = None) -> int:
     ).exclude(pk__in=granted)
     count, _ = stale.delete()
     return count
+
+
+def oauth_tokens_clear() -> dict[str, int]:
+    """The beat's daily clean-up (accounts/tasks.py, migration 0008): the toolkit's own `cleartokens`
+    (clear_expired: codes and access tokens past their expiry, refresh tokens idle longer than
+    ATRIUM_OAUTH_REFRESH_TOKEN_DAYS after their access token ran out, revoked ones too once that long has passed,
+    since reuse detection needs them until then), then unused registrations. Returns how many rows of each went."""
+    models = {"codes": Grant, "access_tokens": AccessToken, "refresh_tokens": RefreshToken}
+    before = {name: model.objects.count() for name, model in models.items()}
+    clear_expired()
+    removed = {name: before[name] - model.objects.count() for name, model in models.items()}
+    removed["registrations"] = oauth_registrations_expire()
+    return removed
 
 
 class ThrottledRegistration:

@@ -1,7 +1,8 @@
 """django-oauth-toolkit's settings (OAUTH2_PROVIDER) for the OAuth sign-in of the MCP endpoint (accounts/oauth.py):
 authorization code with PKCE S256 only, refresh tokens rotated (a reused one revokes its family), access tokens
 bound to this server's /mcp (RFC 8707, stored on codes and tokens by the toolkit), open but bounded RFC 7591
-registration. Scopes memory.read / memory.write are a personal token's read / write."""
+registration, and Client ID Metadata Documents. Scopes memory.read / memory.write are a personal token's read /
+write."""
 
 from __future__ import annotations
 
@@ -35,6 +36,12 @@ def oauth2_provider(*, public_url: str, access_seconds: int, refresh_days: int) 
         "OIDC_ISS_ENDPOINT": public_url.rstrip("/"),
         "DCR_ENABLED": True,
         "DCR_REGISTRATION_PERMISSION_CLASSES": ("accounts.oauth.ThrottledRegistration",),
+        # Client ID Metadata Documents: the toolkit resolves an https client_id to a client (cached per the
+        # document's max-age, failures backed off), fetched by Atrium's egress rule (api/oauth_cimd.py).
+        "CIMD_ENABLED": True,
+        "CIMD_METADATA_FETCHER": "api.oauth_cimd.EgressMetadataFetcher",
+        "CIMD_FETCH_TIMEOUT_SECONDS": 5,
+        "CIMD_MAX_DOCUMENT_SIZE": 16 * 1024,
         "OAUTH2_PROTECTED_RESOURCE_NAME": "Atrium memory (MCP)",
         # Loopback redirects (http://127.0.0.1:PORT/callback) are how CLI and desktop clients receive the code.
         "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https"],

@@ -386,6 +386,10 @@ ATRIUM_OAUTH_REFRESH_TOKEN_DAYS = env_int("ATRIUM_OAUTH_REFRESH_TOKEN_DAYS", 30,
 # registration that never got a grant is deleted after this many hours.
 ATRIUM_OAUTH_REGISTRATIONS_PER_HOUR = env_int("ATRIUM_OAUTH_REGISTRATIONS_PER_HOUR", 60, minimum=1)
 ATRIUM_OAUTH_UNUSED_REGISTRATION_HOURS = env_int("ATRIUM_OAUTH_UNUSED_REGISTRATION_HOURS", 24, minimum=1)
+# Client ID Metadata Documents (a client_id that is an https URL, fetched by api/oauth_cimd.py through the egress rule
+# of memory.providers.egress): hosts on internal addresses the fetch may reach anyway (names, addresses, networks).
+# Empty: only public addresses.
+ATRIUM_OAUTH_CIMD_ALLOWED_HOSTS = env_allowed_hosts("ATRIUM_OAUTH_CIMD_ALLOWED_HOSTS")
 # The toolkit's own models, named here because a migration that points at a swappable model reads this setting.
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
 OAUTH2_PROVIDER = oauth2_provider(

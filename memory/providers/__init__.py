@@ -4,7 +4,7 @@ the rule for where either may send a request (egress.py: no internal address unl
 
 from __future__ import annotations
 
-from memory.providers.egress import EgressRefused, egress_check
+from memory.providers.egress import EgressError, EgressRefused, egress_check, egress_resolve
 from memory.providers.embeddings import (
     Embedder,
     EmbedderUnavailable,
@@ -24,6 +24,7 @@ from memory.providers.embeddings import (
 from memory.providers.llm import LLMConfig, LLMError, LLMSchemaError, LLMTimeoutError, chat_json, llm_config
 
 __all__ = [
+    "EgressError",
     "EgressRefused",
     "Embedder",
     "EmbedderUnavailable",
@@ -34,6 +35,7 @@ __all__ = [
     "chat_json",
     "configure_openmp",
     "egress_check",
+    "egress_resolve",
     "embed_passages",
     "embed_query",
     "embed_query_soon",

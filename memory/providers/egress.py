@@ -34,7 +34,6 @@ type IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 _UNIQUE_LOCAL = ipaddress.IPv6Network("fc00::/7")
-ALLOW_HINT = "name it in ATRIUM_LLM_ALLOWED_HOSTS to allow it"
 
 
 class EgressError(Exception):
@@ -127,12 +126,12 @@ def address_kind(ip: IPAddress) -> str:
     return ""
 
 
-def allowed_hosts() -> tuple[frozenset[str], tuple[IPNetwork, ...]]:
-    """ATRIUM_LLM_ALLOWED_HOSTS as names and networks (an address is a network of one). config/settings.py has
-    validated the entries; one that is neither an address nor a network is a name."""
+def allowed_hosts(setting: str = "ATRIUM_LLM_ALLOWED_HOSTS") -> tuple[frozenset[str], tuple[IPNetwork, ...]]:
+    """An allow-list setting (ATRIUM_LLM_ALLOWED_HOSTS unless named) as names and networks (an address is a network
+    of one). config/settings.py has validated the entries; one that is neither an address nor a network is a name."""
     names: set[str] = set()
     networks: list[IPNetwork] = []
-    for entry in settings.ATRIUM_LLM_ALLOWED_HOSTS:
+    for entry in getattr(settings, setting):
         text = entry.strip().lower().removeprefix("[").removesuffix("]")
         try:
             networks.append(ipaddress.ip_network(text, strict=False))
@@ -172,21 +171,22 @@ def egress_proxy(url: str) -> str | None:
     return proxies.get(parts.scheme) or proxies.get("all") or None
 
 
-def egress_resolve(url: str) -> Destination:
+def egress_resolve(url: str, *, allow_list: str = "ATRIUM_LLM_ALLOWED_HOSTS") -> Destination:
     """Check `url` (the module docstring, steps 1-2) and bind it to the first address its host resolves to.
-    Raises EgressRefused or EgressUnresolvable."""
+    `allow_list` names the operator's setting that may allow an internal host (the OAuth client metadata fetch has
+    its own, ATRIUM_OAUTH_CIMD_ALLOWED_HOSTS). Raises EgressRefused or EgressUnresolvable."""
     url = egress_url_check(url)
     parts = urlsplit(url)
     host = (parts.hostname or "").rstrip(".")
     port = parts.port or (443 if parts.scheme == "https" else 80)
     addresses = _resolve(host, port)
-    names, networks = allowed_hosts()
+    names, networks = allowed_hosts(allow_list)
     if host not in names:
         for ip in addresses:
             kind = address_kind(ip)
             if kind and not any(ip.version == net.version and ip in net for net in networks):
                 shown = host if str(ip) == host else f"{host} ({ip})"
-                raise EgressRefused(f"refused: {shown} is a {kind} address; {ALLOW_HINT}")
+                raise EgressRefused(f"refused: {shown} is a {kind} address; name it in {allow_list} to allow it")
     address = addresses[0]
     literal = f"[{address}]" if address.version == 6 else str(address)
     netloc = literal + (f":{parts.port}" if parts.port else "")

@@ -15,6 +15,11 @@ new token, which would put a credential into the repository.
 
 `--with-hooks` (Claude Code) also prints the settings.json block that runs the capture hook
 (deploy/hooks/claude-code/atrium-capture.sh) on Stop and SessionEnd.
+
+`atrium mcp-config --registry [--url URL] [--registry-name NAME]` prints this server's MCP registry entry
+(server.json); `atrium mcp-config --plugin DIR [--url URL]` writes a Claude Code plugin marketplace into DIR (the MCP
+server, signed in with OAuth, and the capture hook). Neither needs --user or --client: no token is made
+(ops/listing.py).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.tokens import token_create
+from ops.listing import plugin_write, server_json
 from ops.management.commands.up import serving_url
 from palace.actors import Actor
 from palace.errors import AtriumError, NotFound
@@ -198,8 +204,8 @@ class Command(BaseCommand):
     help = "Print an MCP client configuration snippet for a user (no real token unless --with-new-token)."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--user", required=True)
-        parser.add_argument("--client", required=True, choices=CLIENTS)
+        parser.add_argument("--user", default=None, help="whose connection (needed unless --registry or --plugin)")
+        parser.add_argument("--client", default=None, choices=CLIENTS, help="needed unless --registry or --plugin")
         parser.add_argument("--url", default=None, help="the server's public URL (default: ATRIUM_PUBLIC_URL)")
         parser.add_argument("--with-new-token", action="store_true", help="create a token and put it in the snippet")
         parser.add_argument("--scope", choices=["read", "write"], default="write", help="scope of the new token")
@@ -221,8 +227,19 @@ class Command(BaseCommand):
         parser.add_argument(
             "--with-hooks", action="store_true", help="also print the capture hook's settings.json block (claude-code)"
         )
+        listing = parser.add_mutually_exclusive_group()
+        listing.add_argument("--registry", action="store_true", help="print this server's MCP registry server.json")
+        listing.add_argument(
+            "--plugin", default=None, metavar="DIR", help="write a Claude Code plugin marketplace (MCP server + hook)"
+        )
+        parser.add_argument("--registry-name", default=None, help="the server.json name (default: the host reversed)")
 
     def handle(self, *args: Any, **opts: Any) -> None:
+        if opts["registry"] or opts["plugin"]:
+            self._listing(opts)
+            return
+        if not opts["user"] or not opts["client"]:
+            raise CommandError("--user and --client are required (or --registry, or --plugin DIR)")
         user = get_user_model().objects.filter(username=opts["user"]).first()
         if user is None or not user.is_active:
             raise CommandError(f"no active user named {opts['user']!r}")
@@ -250,6 +267,24 @@ class Command(BaseCommand):
         self.stdout.write(snippet(client=opts["client"], url=url, token=raw, project=project))
         if opts["with_hooks"]:
             self.stdout.write(hooks_snippet(url=url, token=raw))
+
+    def _listing(self, opts: dict[str, Any]) -> None:
+        url, source = endpoint(opts["url"])
+        self.stderr.write(f"Server URL {url.removesuffix('/mcp')} from {source}.")
+        if opts["registry"]:
+            self.stdout.write(json.dumps(server_json(url=url, name=opts["registry_name"]), indent=2))
+            return
+        directory = Path(opts["plugin"]).resolve()
+        if directory.exists() and not directory.is_dir():
+            raise CommandError(f"--plugin {directory}: not a directory")
+        for path in plugin_write(directory=directory, url=url):
+            self.stdout.write(f"Wrote {path}")
+        self.stdout.write(
+            f"Install it in Claude Code: claude plugin marketplace add {directory} && "
+            "claude plugin install atrium@atrium\n"
+            f"The MCP server signs in with OAuth on first use; the capture hook needs {ENV_VAR} (a personal write "
+            "token) in the environment Claude Code runs in."
+        )
 
     def _check_write(self, opts: dict[str, Any]) -> None:
         if not opts["write"]:
