@@ -146,6 +146,20 @@ def _clean(turn: TurnIn) -> _Clean:
     return _Clean(turn.index, turn.role, redacted.text, tool, turn.at, sorted(set(redacted.types)), scrubbed.removed)
 
 
+def _turn_row(session: CaptureSession, c: _Clean, now: datetime) -> CaptureTurn:
+    """The row a cleaned turn is stored as (one capture and a whole backfill import store the same)."""
+    return CaptureTurn(
+        session=session,
+        index=c.index,
+        role=c.role,
+        text=c.text,
+        tool=c.tool,
+        at=c.at or now,
+        redactions=c.redactions,
+        echoes=c.echoes,
+    )
+
+
 def _session_for(*, user: AbstractBaseUser, key: str, routing: Routing) -> CaptureSession:
     """The user's session with this key, locked for this transaction; created (ON CONFLICT DO NOTHING, then read)
     when it is new, so two first calls of one session at once make one row."""
@@ -187,19 +201,7 @@ def capture_ingest(
         have = set(CaptureTurn.objects.filter(session=session, index__in=list(cleaned)).values_list("index", flat=True))
         new = [c for i, c in sorted(cleaned.items()) if i not in have]
         CaptureTurn.objects.bulk_create(
-            [
-                CaptureTurn(
-                    session=session,
-                    index=c.index,
-                    role=c.role,
-                    text=c.text,
-                    tool=c.tool,
-                    at=c.at or now,
-                    redactions=c.redactions,
-                    echoes=c.echoes,
-                )
-                for c in new
-            ],
+            [_turn_row(session, c, now) for c in new],
             ignore_conflicts=True,  # INSERT ... ON CONFLICT (session, index) DO NOTHING: the key decides, always
         )
         _session_update(
@@ -283,20 +285,7 @@ def capture_ingest_many(
             for k, mine in zip(keys, cleaned, strict=True)
         ]
         CaptureTurn.objects.bulk_create(
-            [
-                CaptureTurn(
-                    session=by_key[k],
-                    index=c.index,
-                    role=c.role,
-                    text=c.text,
-                    tool=c.tool,
-                    at=c.at or now,
-                    redactions=c.redactions,
-                    echoes=c.echoes,
-                )
-                for k, new in zip(keys, news, strict=True)
-                for c in new
-            ],
+            [_turn_row(by_key[k], c, now) for k, new in zip(keys, news, strict=True) for c in new],
             ignore_conflicts=True,  # INSERT ... ON CONFLICT (session, index) DO NOTHING: the key decides, always
         )
         for k, s, new in zip(keys, sessions, news, strict=True):
