@@ -24,7 +24,7 @@ import httpx2
 from oauth2_provider.cimd import CIMDError
 from oauth2_provider.settings import oauth2_settings
 
-from memory.providers import EgressError, egress_resolve
+from memory.providers import EgressError, ReplyTooLarge, ReplyTooSlow, egress_resolve, read_bounded
 
 __all__ = ["EgressMetadataFetcher"]
 
@@ -99,13 +99,9 @@ class EgressMetadataFetcher:
         if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
             raise CIMDError(f"client_id document is not JSON (Content-Type {media!r})")
         limit = oauth2_settings.CIMD_MAX_DOCUMENT_SIZE
-        chunks: list[bytes] = []
-        size = 0
-        for chunk in response.iter_bytes():
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > limit:
-                raise CIMDError(f"client_id document is larger than {limit} bytes")
-            if time.monotonic() > deadline:
-                raise CIMDError("client_id document: no complete reply in time")
-        return b"".join(chunks)
+        try:
+            return read_bounded(response.iter_bytes(), limit=limit, deadline=deadline)
+        except ReplyTooLarge:
+            raise CIMDError(f"client_id document is larger than {limit} bytes") from None
+        except ReplyTooSlow:
+            raise CIMDError("client_id document: no complete reply in time") from None

@@ -4,7 +4,15 @@ the rule for where either may send a request (egress.py: no internal address unl
 
 from __future__ import annotations
 
-from memory.providers.egress import EgressError, EgressRefused, egress_check, egress_resolve
+from memory.providers.egress import (
+    EgressError,
+    EgressRefused,
+    ReplyTooLarge,
+    ReplyTooSlow,
+    egress_check,
+    egress_resolve,
+    read_bounded,
+)
 from memory.providers.embeddings import (
     Embedder,
     EmbedderUnavailable,
@@ -32,6 +40,8 @@ __all__ = [
     "LLMError",
     "LLMSchemaError",
     "LLMTimeoutError",
+    "ReplyTooLarge",
+    "ReplyTooSlow",
     "chat_json",
     "configure_openmp",
     "egress_check",
@@ -46,6 +56,7 @@ __all__ = [
     "embedder_warm",
     "get_embedder",
     "llm_config",
+    "read_bounded",
     "reset_after_fork",
     "set_embedder",
 ]

@@ -22,7 +22,9 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import socket
+import time
 import urllib.request
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -42,6 +44,14 @@ class EgressError(Exception):
 
 class EgressRefused(EgressError):
     """The URL's form, or an address its host resolves to, is not one Atrium sends requests to."""
+
+
+class ReplyTooLarge(Exception):
+    """The reply passed its size bound."""
+
+
+class ReplyTooSlow(Exception):
+    """The reply was not complete by its deadline."""
 
 
 class EgressUnresolvable(EgressError):
@@ -208,3 +218,19 @@ def egress_check(url: str) -> str:
     with contextlib.suppress(EgressUnresolvable):
         egress_resolve(url)
     return url
+
+
+def read_bounded(chunks: Iterable[bytes], *, limit: int, deadline: float) -> bytes:
+    """A streamed reply's body, at most `limit` bytes and complete by `deadline` (time.monotonic()). httpx's timeout
+    bounds each read, not the whole reply: a server that trickles a byte a second would otherwise hold the caller as
+    long as it likes. Raises ReplyTooLarge or ReplyTooSlow; the caller words the error for its own reader."""
+    parts: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        parts.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise ReplyTooLarge(f"reply larger than {limit} bytes")
+        if time.monotonic() > deadline:
+            raise ReplyTooSlow("no complete reply in time")
+    return b"".join(parts)

@@ -23,7 +23,16 @@ import pydantic
 from django.conf import settings
 from pydantic import BaseModel
 
-from memory.providers.egress import Destination, EgressRefused, EgressUnresolvable, egress_resolve, egress_url_check
+from memory.providers.egress import (
+    Destination,
+    EgressRefused,
+    EgressUnresolvable,
+    ReplyTooLarge,
+    ReplyTooSlow,
+    egress_resolve,
+    egress_url_check,
+    read_bounded,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -303,16 +312,13 @@ def _post_once(
         with client.stream(
             "POST", request["url"], json=body, headers=headers, extensions=request["extensions"]
         ) as response:
-            chunks: list[bytes] = []
-            size = 0
-            for chunk in response.iter_bytes():
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > _MAX_RESPONSE_BYTES:
-                    raise LLMBadResponseError(f"response larger than {_MAX_RESPONSE_BYTES} bytes")
-                if time.monotonic() > deadline:
-                    raise LLMTimeoutError(f"no complete reply within {config.timeout_s}s")
-            text = b"".join(chunks).decode(response.encoding or "utf-8", errors="replace")
+            try:
+                raw = read_bounded(response.iter_bytes(), limit=_MAX_RESPONSE_BYTES, deadline=deadline)
+            except ReplyTooLarge:
+                raise LLMBadResponseError(f"response larger than {_MAX_RESPONSE_BYTES} bytes") from None
+            except ReplyTooSlow:
+                raise LLMTimeoutError(f"no complete reply within {config.timeout_s}s") from None
+            text = raw.decode(response.encoding or "utf-8", errors="replace")
             return response.status_code, text, response.headers.get("Retry-After")
     except httpx2.TimeoutException as exc:
         raise LLMTimeoutError(f"no reply within {config.timeout_s}s ({type(exc).__name__})") from None
