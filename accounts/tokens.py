@@ -109,8 +109,9 @@ def token_get_live(*, token_id: int, now: datetime | None = None) -> ApiToken | 
     return token
 
 
-def token_revoke(*, token_id: int, user: AbstractBaseUser | None, actor: Actor) -> ApiToken:
-    """Revoke a token. `user` limits it to that user's tokens (None: an operator may revoke any)."""
+def token_revoke(*, token_id: int, user: AbstractBaseUser | None, actor: Actor, reason: str = "") -> ApiToken:
+    """Revoke a token (or an OAuth grant). `user` limits it to that user's tokens (None: an operator may revoke
+    any); `reason` goes on the op row (the admin's)."""
     with transaction.atomic():
         qs = ApiToken.objects.select_for_update()
         if user is not None:
@@ -128,6 +129,7 @@ def token_revoke(*, token_id: int, user: AbstractBaseUser | None, actor: Actor) 
                 actor=actor,
                 target_kind="token",
                 target_id=token.pk,
+                reason=reason,
                 detail={"label": token.label, "user": token.user.get_username()},
             )
     return token
@@ -150,4 +152,8 @@ def _oauth_tokens_delete(*, grant: ApiToken) -> None:
 
 
 def tokens_for(*, user: AbstractBaseUser) -> list[ApiToken]:
-    return list(ApiToken.objects.filter(user_id=user.pk).select_related("default_project").order_by("-created_at"))
+    return list(
+        ApiToken.objects.filter(user_id=user.pk)
+        .select_related("default_project", "oauth_application")
+        .order_by("-created_at")
+    )
