@@ -33,7 +33,7 @@ from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from accounts.models import ApiToken
-from accounts.tokens import LAST_USED_RESOLUTION, token_create
+from accounts.tokens import LAST_USED_RESOLUTION, token_create, token_revoke
 from palace.actors import Actor
 
 if TYPE_CHECKING:
@@ -46,6 +46,7 @@ __all__ = [
     "AtriumOAuth2Validator",
     "ThrottledRegistration",
     "oauth_grant_approve",
+    "oauth_grants_end",
     "oauth_registrations_expire",
     "oauth_resource",
     "oauth_resource_allowed",
@@ -203,15 +204,42 @@ def oauth_registrations_expire(*, now: datetime | None = None) -> int:
     return count
 
 
+def oauth_grants_end(*, now: datetime | None = None) -> int:
+    """Revoke the grants whose sign-in is over: no code waiting to be exchanged and no live refresh token in their
+    family (it ran out, was revoked by the client, or a replay ended the family), so the Tokens page does not list
+    as active a grant nothing can use again. Each gets its op row (token.revoke, by this job, with the reason).
+    A grant younger than an hour is left alone (its code may be in the middle of its exchange). Returns how many."""
+    moment = now or timezone.now()
+    live = RefreshToken.objects.filter(revoked__isnull=True, token_family__isnull=False).values("token_family")
+    ended = (
+        ApiToken.objects.filter(
+            oauth_application__isnull=False,
+            revoked_at__isnull=True,
+            oauth_code__isnull=True,
+            created_at__lt=moment - timedelta(hours=1),
+        )
+        .exclude(oauth_token_family__in=live)
+        .values_list("pk", flat=True)
+    )
+    actor = Actor.for_system("oauth_tokens_clear")
+    count = 0
+    for pk in list(ended):
+        token_revoke(token_id=pk, user=None, actor=actor, reason="its client's sign-in ended: no live code or token")
+        count += 1
+    return count
+
+
 def oauth_tokens_clear() -> dict[str, int]:
     """The beat's daily clean-up (accounts/tasks.py, migration 0008): the toolkit's own `cleartokens`
     (clear_expired: codes and access tokens past their expiry, refresh tokens idle longer than
     ATRIUM_OAUTH_REFRESH_TOKEN_DAYS after their access token ran out, revoked ones too once that long has passed,
-    since reuse detection needs them until then), then unused registrations. Returns how many rows of each went."""
+    since reuse detection needs them until then), then the grants that leaves with nothing live, then unused
+    registrations. Returns how many rows of each went."""
     models = {"codes": Grant, "access_tokens": AccessToken, "refresh_tokens": RefreshToken}
     before = {name: model.objects.count() for name, model in models.items()}
     clear_expired()
     removed = {name: before[name] - model.objects.count() for name, model in models.items()}
+    removed["grants_ended"] = oauth_grants_end()
     removed["registrations"] = oauth_registrations_expire()
     return removed
 
