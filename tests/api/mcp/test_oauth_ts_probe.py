@@ -81,20 +81,24 @@ class HiddenFields(HTMLParser):
             self.fields[str(found["name"])] = found.get("value") or ""
 
 
-def _lines(stream: IO[str], queue: Queue[str]) -> None:
+def _lines(stream: IO[str], queue: Queue[str | None]) -> None:
     for line in stream:
         queue.put(line)
+    queue.put(None)  # the probe closed its output: it ended
 
 
-def _next_event(queue: Queue[str], process: subprocess.Popen[str]) -> dict[str, Any]:
+def _next_event(queue: Queue[str | None], process: subprocess.Popen[str]) -> dict[str, Any]:
+    """The probe's next JSON line; when it ends first, the test fails with what the probe said on stderr."""
     while True:
         try:
             line = queue.get(timeout=SECONDS)
         except Empty:
             pytest.fail("the probe printed nothing in time")
+        if line is None:
+            assert process.stderr is not None
+            pytest.fail(f"the probe ended (exit {process.wait(timeout=SECONDS)}): {process.stderr.read()[-2000:]}")
         if line.strip().startswith("{"):
             return dict(json.loads(line))
-        assert process.poll() is None or line, "the probe ended early"
 
 
 def _approve(base: str, session_cookie: str, authorization_url: str) -> tuple[str, str]:
@@ -134,7 +138,7 @@ def test_typescript_sdk_signs_in_with_oauth_and_works_as_the_person(
     )
     try:
         assert process.stdout is not None and process.stderr is not None
-        lines: Queue[str] = Queue()
+        lines: Queue[str | None] = Queue()
         threading.Thread(target=_lines, args=(process.stdout, lines), daemon=True).start()
         asked = _next_event(lines, process)
         assert asked["event"] == "authorize", asked
