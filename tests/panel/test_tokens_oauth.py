@@ -23,6 +23,16 @@ pytestmark = pytest.mark.django_db(transaction=True)
 REASON = "ticket 77: laptop lost"
 
 
+@pytest.fixture(autouse=True)
+def _close_mcp_threads() -> Any:
+    """The /mcp calls below run on the MCP ORM threads, which keep their database connections; end them after each
+    test so the test database can be flushed and dropped (as tests/api/mcp/conftest.py does there)."""
+    yield
+    from config.asgi import lifecycle
+
+    lifecycle.close_workers()
+
+
 def _works(access: str) -> bool:
     return raw_post_sync(INITIALIZE_BODY, token=access).status_code == 200
 
