@@ -18,7 +18,7 @@ from oauth2_provider.models import AccessToken, Application, DeviceGrant, Grant,
 
 from accounts.models import ApiToken, UserSettings
 from accounts.tokens import token_revoke
-from palace.admin_site import ReasonField, admin_actor
+from palace.admin_site import ReasonField, admin_actor, admin_reason
 from palace.services import palace_personal_ensure
 
 User = get_user_model()
@@ -50,7 +50,7 @@ admin.site.register(User, AtriumUserAdmin)
 @admin.action(description="Revoke selected tokens", permissions=["change"])
 def revoke_tokens(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
     for token in queryset:
-        token_revoke(token_id=token.pk, user=None, actor=admin_actor(request))
+        token_revoke(token_id=token.pk, user=None, actor=admin_actor(request), reason=admin_reason(request))
     modeladmin.message_user(request, f"revoked {queryset.count()} tokens", messages.SUCCESS)
 
 
@@ -70,8 +70,9 @@ class ApiTokenAdmin(admin.ModelAdmin):
         "expires_at",
         "revoked_at",
     ]
-    list_filter = ["scope"]
-    search_fields = ["label", "user__username", "prefix"]
+    # "Is an OAuth grant": the rows a person approved a client with, beside personal tokens.
+    list_filter = ["scope", ("oauth_application", admin.EmptyFieldListFilter)]
+    search_fields = ["label", "user__username", "prefix", "oauth_application__name", "oauth_application__client_id"]
     readonly_fields = [
         "user",
         "label",
@@ -83,7 +84,8 @@ class ApiTokenAdmin(admin.ModelAdmin):
         "expires_at",
         "revoked_at",
     ]
-    exclude = ["key_hash"]
+    # The grant's bindings to its client's code and token family are the toolkit's bookkeeping, not editable.
+    exclude = ["key_hash", "oauth_code", "oauth_token_family"]
     actions = [revoke_tokens]
 
     def has_add_permission(self, request: HttpRequest) -> bool:

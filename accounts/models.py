@@ -37,6 +37,14 @@ class ApiToken(models.Model):
     oauth_application = models.ForeignKey(
         "oauth2_provider.Application", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )
+    # Which of the client's codes and tokens are this grant's: a person may approve one client on several devices,
+    # each approval its own grant, revocable alone. The code issued with the approval, until the client exchanges
+    # it (the toolkit then deletes it); from then on the toolkit's refresh-token family, which every rotation
+    # inherits, so the access and refresh tokens the client holds lead back to this row.
+    oauth_code = models.OneToOneField(
+        "oauth2_provider.Grant", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    oauth_token_family = models.UUIDField(null=True, blank=True, unique=True)
 
     class Meta:
         verbose_name, verbose_name_plural = "API token", "API tokens"

@@ -11,8 +11,10 @@ adds, here:
 - **The grant.** Approving a client on the consent page creates an ApiToken row tied to that client
   (`oauth_application`): its scope (memory.read → read, memory.write → write), its default project, its last use
   and its revocation, with op rows, exactly as a personal token's. The client's access tokens act through that
-  row, so the isolation, the audit attribution and the tools' precedence rules are a personal token's. One live
-  grant per person and client: approving again replaces the previous grant (revoked, its tokens deleted).
+  row, so the isolation, the audit attribution and the tools' precedence rules are a personal token's. Every
+  approval is its own grant (a second device does not end the first), revocable alone: the grant row is bound
+  to the code issued with it, then to the toolkit's refresh-token family that code's exchange starts and every
+  rotation inherits, so an access token leads back to exactly one grant.
 - **Registration.** Dynamic registration is open (clients register before anyone signs in), bounded per hour,
   and a registration that never led to a grant is deleted after ATRIUM_OAUTH_UNUSED_REGISTRATION_HOURS.
 """
@@ -44,6 +46,7 @@ __all__ = [
     "AtriumOAuth2Validator",
     "ThrottledRegistration",
     "oauth_grant_approve",
+    "oauth_grants_end",
     "oauth_registrations_expire",
     "oauth_resource",
     "oauth_resource_allowed",
@@ -75,9 +78,14 @@ def oauth_resource_allowed(value: str, *, request_base: str) -> bool:
 
 
 class AtriumOAuth2Validator(OAuth2Validator):
-    """DOT's validator with the audience rule's last line: no code without a resource. The consent view
-    (panel/views/oauth.py) binds a request that named none to /mcp and refuses one naming anything else, both before
-    the person is asked and again when the form comes back; a code reaching here unbound is refused all the same."""
+    """DOT's validator with Atrium's two additions:
+
+    - the audience rule's last line: no code without a resource. The consent view (panel/views/oauth.py) binds a
+      request that named none to /mcp and refuses one naming anything else, both before the person is asked and
+      again when the form comes back; a code reaching here unbound is refused all the same;
+    - the grant a code and its tokens belong to: the consent view names the grant it just made
+      (`atrium_grant_id`, passed as a credential, which oauthlib sets on its request); the code is bound to it
+      here, and when the code is exchanged, the refresh-token family the exchange starts is bound to it too."""
 
     def save_authorization_code(self, client_id: str, code: dict[str, Any], request: Any, *a: Any, **kw: Any) -> None:
         if not [r for r in (getattr(request, "resource", None) or []) if r]:
@@ -86,7 +94,42 @@ class AtriumOAuth2Validator(OAuth2Validator):
                 description="name this server's /mcp endpoint as the resource",
                 state=getattr(request, "state", None),
             )
+        grant_id = getattr(request, "atrium_grant_id", None)
+        if grant_id is None:  # only the consent page issues codes: each one with the grant it approved
+            raise CustomOAuth2Error(
+                error="access_denied",
+                description="a person approves this client on the consent page",
+                state=getattr(request, "state", None),
+            )
         super().save_authorization_code(client_id, code, request, *a, **kw)
+        issued = Grant.objects.get(code=code["code"], application=request.client)
+        ApiToken.objects.filter(
+            pk=grant_id, user_id=request.user.pk, oauth_application=request.client, revoked_at__isnull=True
+        ).update(oauth_code=issued)
+
+    def save_bearer_token(self, token: dict[str, Any], request: Any, *a: Any, **kw: Any) -> Any:
+        """The toolkit saves the tokens; an exchanged code's grant then owns the refresh-token family they start
+        (a refresh stays in its family, so nothing to bind then)."""
+        with transaction.atomic():
+            code = None
+            if request.grant_type == "authorization_code":
+                code = Grant.objects.filter(code=request.code, application=request.client).first()
+            saved = super().save_bearer_token(token, request, *a, **kw)
+            if code is not None and token.get("refresh_token"):
+                family = (
+                    RefreshToken.objects.filter(token_checksum=_checksum(token["refresh_token"]))
+                    .values_list("token_family", flat=True)
+                    .first()
+                )
+                ApiToken.objects.filter(oauth_code=code, oauth_token_family__isnull=True).update(
+                    oauth_token_family=family
+                )
+        return saved
+
+
+def _checksum(raw: str) -> str:
+    """How the toolkit finds a token by its value (its token_checksum column)."""
+    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _write_granted(scopes: list[str] | str) -> bool:
@@ -97,21 +140,18 @@ def _write_granted(scopes: list[str] | str) -> bool:
 def oauth_grant_approve(
     *, user: AbstractBaseUser, application: Application, scopes: list[str], project: str | None, actor: Actor
 ) -> ApiToken:
-    """The person approved `application` for `scopes` on the consent page: its grant (an ApiToken row tied to the
-    client), replacing any earlier grant of the same client. `project` (a git origin, optional) is the grant's
-    default project, checked for membership as a personal token's is."""
+    """The person approved `application` for `scopes` on the consent page: a new grant (an ApiToken row tied to the
+    client), beside any earlier grant of the same client (another device keeps its own). `project` (a git origin,
+    optional) is the grant's default project, checked for membership as a personal token's is."""
     scope = "write" if _write_granted(scopes) else "read"
-    with transaction.atomic():
-        for old in ApiToken.objects.filter(user_id=user.pk, oauth_application=application, revoked_at__isnull=True):
-            token_revoke(token_id=old.pk, user=user, actor=actor)
-        grant, _ = token_create(
-            user=user,
-            label=f"{application.name or application.client_id}"[:92] + " (OAuth)",
-            scope=scope,
-            project=project or None,
-            actor=actor,
-            oauth_application_id=application.pk,
-        )
+    grant, _ = token_create(
+        user=user,
+        label=f"{application.name or application.client_id}"[:92] + " (OAuth)",
+        scope=scope,
+        project=project or None,
+        actor=actor,
+        oauth_application_id=application.pk,
+    )
     return grant
 
 
@@ -124,17 +164,21 @@ def oauth_token_verify(
     if not raw or len(raw) > 400:
         return None
     moment = now or timezone.now()
-    checksum = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
-    rows = list(AccessToken.objects.select_related("user").filter(token_checksum=checksum)[:1])
+    rows = list(AccessToken.objects.select_related("user").filter(token_checksum=_checksum(raw))[:1])
     access = rows[0] if rows else None
     if access is None or access.expires <= moment or access.user is None or not access.user.is_active:
         return None
     if not access.resource or not any(access.allows_audience(r) for r in resources):
         return None
+    # The grant whose family this token's refresh token is in (a token with none belongs to no grant).
+    family = RefreshToken.objects.filter(access_token_id=access.pk).values("token_family")
     grants = list(
-        ApiToken.objects.select_related("user")
-        .filter(user_id=access.user_id, oauth_application_id=access.application_id, revoked_at__isnull=True)
-        .order_by("-created_at")[:1]
+        ApiToken.objects.select_related("user").filter(
+            oauth_token_family__in=family,
+            user_id=access.user_id,
+            oauth_application_id=access.application_id,
+            revoked_at__isnull=True,
+        )[:1]
     )
     grant = grants[0] if grants else None
     if grant is None or not grant.is_usable(moment):
@@ -160,15 +204,42 @@ def oauth_registrations_expire(*, now: datetime | None = None) -> int:
     return count
 
 
+def oauth_grants_end(*, now: datetime | None = None) -> int:
+    """Revoke the grants whose sign-in is over: no code waiting to be exchanged and no live refresh token in their
+    family (it ran out, was revoked by the client, or a replay ended the family), so the Tokens page does not list
+    as active a grant nothing can use again. Each gets its op row (token.revoke, by this job, with the reason).
+    A grant younger than an hour is left alone (its code may be in the middle of its exchange). Returns how many."""
+    moment = now or timezone.now()
+    live = RefreshToken.objects.filter(revoked__isnull=True, token_family__isnull=False).values("token_family")
+    ended = (
+        ApiToken.objects.filter(
+            oauth_application__isnull=False,
+            revoked_at__isnull=True,
+            oauth_code__isnull=True,
+            created_at__lt=moment - timedelta(hours=1),
+        )
+        .exclude(oauth_token_family__in=live)
+        .values_list("pk", flat=True)
+    )
+    actor = Actor.for_system("oauth_tokens_clear")
+    count = 0
+    for pk in list(ended):
+        token_revoke(token_id=pk, user=None, actor=actor, reason="its client's sign-in ended: no live code or token")
+        count += 1
+    return count
+
+
 def oauth_tokens_clear() -> dict[str, int]:
     """The beat's daily clean-up (accounts/tasks.py, migration 0008): the toolkit's own `cleartokens`
     (clear_expired: codes and access tokens past their expiry, refresh tokens idle longer than
     ATRIUM_OAUTH_REFRESH_TOKEN_DAYS after their access token ran out, revoked ones too once that long has passed,
-    since reuse detection needs them until then), then unused registrations. Returns how many rows of each went."""
+    since reuse detection needs them until then), then the grants that leaves with nothing live, then unused
+    registrations. Returns how many rows of each went."""
     models = {"codes": Grant, "access_tokens": AccessToken, "refresh_tokens": RefreshToken}
     before = {name: model.objects.count() for name, model in models.items()}
     clear_expired()
     removed = {name: before[name] - model.objects.count() for name, model in models.items()}
+    removed["grants_ended"] = oauth_grants_end()
     removed["registrations"] = oauth_registrations_expire()
     return removed
 

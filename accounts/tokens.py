@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import TOKEN_PREFIX, ApiToken
@@ -108,8 +109,9 @@ def token_get_live(*, token_id: int, now: datetime | None = None) -> ApiToken | 
     return token
 
 
-def token_revoke(*, token_id: int, user: AbstractBaseUser | None, actor: Actor) -> ApiToken:
-    """Revoke a token. `user` limits it to that user's tokens (None: an operator may revoke any)."""
+def token_revoke(*, token_id: int, user: AbstractBaseUser | None, actor: Actor, reason: str = "") -> ApiToken:
+    """Revoke a token (or an OAuth grant). `user` limits it to that user's tokens (None: an operator may revoke
+    any); `reason` goes on the op row (the admin's)."""
     with transaction.atomic():
         qs = ApiToken.objects.select_for_update()
         if user is not None:
@@ -121,25 +123,37 @@ def token_revoke(*, token_id: int, user: AbstractBaseUser | None, actor: Actor) 
             token.revoked_at = timezone.now()
             token.save(update_fields=["revoked_at"])
             if token.oauth_application_id is not None:  # an OAuth grant: what its client holds ends with it
-                _oauth_tokens_delete(user_id=token.user_id, application_id=token.oauth_application_id)
+                _oauth_tokens_delete(grant=token)
             oplog_write(
                 op="token.revoke",
                 actor=actor,
                 target_kind="token",
                 target_id=token.pk,
+                reason=reason,
                 detail={"label": token.label, "user": token.user.get_username()},
             )
     return token
 
 
-def _oauth_tokens_delete(*, user_id: int, application_id: int) -> None:
-    """End what a client holds for a person: its codes, access tokens and refresh tokens (a revoked grant)."""
+def _oauth_tokens_delete(*, grant: ApiToken) -> None:
+    """End what a client holds through this grant, and nothing it holds through another (the same person may have
+    approved the same client on another device): the code issued with the grant, if not yet exchanged, and the
+    access and refresh tokens of the refresh-token family its exchange started (accounts/oauth.py)."""
     from oauth2_provider.models import AccessToken, Grant, RefreshToken
 
-    AccessToken.objects.filter(user_id=user_id, application_id=application_id).delete()
-    RefreshToken.objects.filter(user_id=user_id, application_id=application_id).delete()
-    Grant.objects.filter(user_id=user_id, application_id=application_id).delete()
+    if grant.oauth_code_id is not None:
+        Grant.objects.filter(pk=grant.oauth_code_id).delete()
+    if grant.oauth_token_family is not None:
+        family = RefreshToken.objects.filter(token_family=grant.oauth_token_family)
+        AccessToken.objects.filter(
+            Q(pk__in=family.values("access_token_id")) | Q(source_refresh_token__in=family)
+        ).delete()
+        family.delete()
 
 
 def tokens_for(*, user: AbstractBaseUser) -> list[ApiToken]:
-    return list(ApiToken.objects.filter(user_id=user.pk).select_related("default_project").order_by("-created_at"))
+    return list(
+        ApiToken.objects.filter(user_id=user.pk)
+        .select_related("default_project", "oauth_application")
+        .order_by("-created_at")
+    )

@@ -392,6 +392,7 @@ ATRIUM_OAUTH_UNUSED_REGISTRATION_HOURS = env_int("ATRIUM_OAUTH_UNUSED_REGISTRATI
 ATRIUM_OAUTH_CIMD_ALLOWED_HOSTS = env_allowed_hosts("ATRIUM_OAUTH_CIMD_ALLOWED_HOSTS")
 # The toolkit's own models, named here because a migration that points at a swappable model reads this setting.
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
+OAUTH2_PROVIDER_GRANT_MODEL = "oauth2_provider.Grant"
 OAUTH2_PROVIDER = oauth2_provider(
     public_url=ATRIUM_PUBLIC_URL,
     access_seconds=ATRIUM_OAUTH_ACCESS_TOKEN_SECONDS,

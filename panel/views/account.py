@@ -4,6 +4,8 @@ one is made), and the header's scope switcher."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
@@ -14,6 +16,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts import tokens as token_services
+from accounts.models import ApiToken
+from accounts.oauth import READ_SCOPE, WRITE_SCOPE
 from accounts.usersettings import user_settings_get, user_settings_update
 from ops.management.commands.mcp_config import CLIENTS, endpoint, server_entry, snippet
 from palace.errors import AtriumError, NotFound
@@ -80,10 +84,38 @@ def scope_switch(request: HttpRequest) -> HttpResponse:
     return redirect(target)
 
 
+@dataclass(frozen=True)
+class GrantRow:
+    """An OAuth grant as the Tokens page lists it: the client by name and by where it is known (the host of a
+    Client ID Metadata Document's URL, else its registered client id), and the scopes in OAuth's words."""
+
+    token: ApiToken
+    client: str
+    client_where: str
+    scopes: str
+
+
+def grant_row(token: ApiToken) -> GrantRow:
+    app = token.oauth_application
+    client_id = app.client_id if app is not None else ""
+    parts = urlsplit(client_id)
+    where = (parts.hostname or client_id) if parts.scheme == "https" else client_id
+    scopes = [READ_SCOPE, WRITE_SCOPE] if token.can_write else [READ_SCOPE]
+    return GrantRow(
+        token=token, client=(app.name if app else "") or client_id, client_where=where, scopes=" ".join(scopes)
+    )
+
+
 def _tokens_page(request: HttpRequest, context: dict[str, object], status: int = 200) -> HttpResponse:
     user = user_of(request)
     projects = palaces_readable(user=user, kind=Palace.Kind.PROJECT)
-    context = {"tokens": token_services.tokens_for(user=user), "projects": projects, **context}
+    rows = token_services.tokens_for(user=user)
+    context = {
+        "tokens": [t for t in rows if not t.is_oauth_grant],
+        "grants": [grant_row(t) for t in rows if t.is_oauth_grant],
+        "projects": projects,
+        **context,
+    }
     context.setdefault("clients", CLIENT_NAMES.items())
     return page(request, "panel/tokens.html", context, scope=scope_for(request), nav="tokens", status=status)
 

@@ -18,6 +18,7 @@ from oauth2_provider.models import Application
 from oauth2_provider.views import AuthorizationView
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
+from accounts.models import ApiToken
 from accounts.oauth import READ_SCOPE, WRITE_SCOPE, oauth_grant_approve, oauth_resource, oauth_resource_allowed
 from palace.errors import AtriumError
 from palace.models import Palace
@@ -37,6 +38,7 @@ def _base(request: HttpRequest) -> str:
 class ConsentView(AuthorizationView):
     template_name = "panel/oauth_consent.html"
     form_class = ConsentForm
+    approved: ApiToken | None = None  # the grant form_valid made, for create_authorization_response
 
     def _refuse_other_resources(self, resources: list[str], credentials: dict[str, Any]) -> None:
         request = self.request
@@ -85,9 +87,17 @@ class ConsentView(AuthorizationView):
             }
         return response
 
+    def create_authorization_response(
+        self, request: HttpRequest, scopes: str, credentials: dict[str, Any], allow: bool
+    ) -> Any:
+        # The grant just approved rides along to the validator, which binds the code it issues to that grant.
+        if self.approved is not None:
+            credentials = {**credentials, "atrium_grant_id": self.approved.pk}
+        return super().create_authorization_response(request, scopes, credentials, allow)
+
     def form_valid(self, form: Any) -> HttpResponse:
-        """Approve: the grant (replacing an earlier one of this client) and the code, in one transaction; deny:
-        the toolkit's access_denied redirect, nothing stored."""
+        """Approve: a new grant (beside any earlier one of this client: another device keeps its own) and the code
+        bound to it, in one transaction; deny: the toolkit's access_denied redirect, nothing stored."""
         data = form.cleaned_data
         if not Application.objects.filter(client_id=data["client_id"]).exists():  # a hidden field tampered with
             error = {"error": "invalid_client", "description": "this client is not registered here"}
@@ -105,7 +115,7 @@ class ConsentView(AuthorizationView):
         with transaction.atomic():
             application = Application.objects.get(client_id=data["client_id"])
             try:
-                oauth_grant_approve(
+                self.approved = oauth_grant_approve(
                     user=user_of(self.request),
                     application=application,
                     scopes=(data.get("scope") or "").split(),

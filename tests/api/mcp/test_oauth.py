@@ -4,11 +4,9 @@ client's OAuth provider against a live server: test_oauth_client.py."""
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import re
-import secrets
 from datetime import timedelta
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -23,88 +21,20 @@ from memory.models import Memory
 from palace.models import OpLog
 from palace.selectors import palace_get
 from tests.api.mcp.conftest import call_each, mcp_client, raw_post_sync, run, text_of
+from tests.api.mcp.oauthkit import (
+    BASE,
+    INITIALIZE_BODY,
+    REDIRECT,
+    RESOURCE,
+    answer,
+    ask,
+    exchange,
+    pkce,
+    register,
+    sign_in,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-BASE = "http://testserver"
-RESOURCE = f"{BASE}/mcp"
-REDIRECT = "http://127.0.0.1:9/callback"
-INITIALIZE_BODY = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
-
-
-def pkce() -> tuple[str, str]:
-    verifier = secrets.token_urlsafe(48)
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-    return verifier, challenge
-
-
-def register(name: str = "Test agent", redirect_uris: list[str] | None = None) -> str:
-    metadata = {
-        "client_name": name,
-        "redirect_uris": redirect_uris or [REDIRECT],
-        "grant_types": ["authorization_code", "refresh_token"],
-        "response_types": ["code"],
-        "token_endpoint_auth_method": "none",
-    }
-    response = Client().post("/oauth/register/", data=json.dumps(metadata), content_type="application/json")
-    assert response.status_code == 201, response.content
-    return str(response.json()["client_id"])
-
-
-def ask(browser: Client, client_id: str, challenge: str, **changes: Any) -> Any:
-    """The authorization request as a client's browser sends it; the consent page (or the toolkit's answer)."""
-    params = {
-        "response_type": "code",
-        "client_id": client_id,
-        "redirect_uri": REDIRECT,
-        "state": "st-1",
-        "code_challenge": challenge,
-        "code_challenge_method": "S256",
-        "scope": "memory.read memory.write",
-        "resource": RESOURCE,
-        **changes,
-    }
-    return browser.get("/oauth/authorize/", {k: v for k, v in params.items() if v is not None})
-
-
-def answer(browser: Client, page: Any, *, allow: bool = True, **fields: str) -> dict[str, list[str]]:
-    """Approve or deny on the consent page; the query of the redirect back to the client."""
-    assert page.status_code == 200, page.content
-    form = {k: v for k, v in page.context["form"].initial.items() if v is not None}
-    response = browser.post("/oauth/authorize/", {**form, **fields, **({"allow": "yes"} if allow else {})})
-    assert response.status_code == 302, response.content
-    location = response["Location"]
-    assert location.startswith(REDIRECT)
-    return parse_qs(urlsplit(location).query)
-
-
-def exchange(client_id: str, code: str, verifier: str, **changes: str) -> Any:
-    data = {
-        "grant_type": "authorization_code",
-        "code": code,
-        "redirect_uri": REDIRECT,
-        "client_id": client_id,
-        "code_verifier": verifier,
-        "resource": RESOURCE,
-        **changes,
-    }
-    return Client().post("/oauth/token/", data)
-
-
-def sign_in(user: Any, client_for: Any, **fields: str) -> tuple[str, dict[str, Any]]:
-    """The whole flow for `user`: (client_id, token response)."""
-    browser = client_for(user)
-    client_id = register()
-    verifier, challenge = pkce()
-    code = answer(browser, ask(browser, client_id, challenge), **fields)["code"][0]
-    response = exchange(client_id, code, verifier)
-    assert response.status_code == 200, response.content
-    return client_id, response.json()
 
 
 def test_discovery_documents_name_this_server(alice: Any) -> None:
@@ -313,8 +243,8 @@ def test_revoking_the_grant_on_the_tokens_page_ends_the_clients_tokens(alice: An
     _, tokens = sign_in(alice, client_for)
     assert raw_post_sync(INITIALIZE_BODY, token=tokens["access_token"]).status_code == 200
     grant = ApiToken.objects.get(user=alice, oauth_application__isnull=False)
-    page = client_for(alice).get("/tokens/")
-    assert "Test agent (OAuth)" in page.content.decode()
+    page = client_for(alice).get("/tokens/").content.decode()
+    assert "Test agent" in page.split('<section id="oauth-grants"')[1]  # listed among the OAuth sign-ins
     client_for(alice).post(f"/tokens/{grant.pk}/revoke/", {"confirm": "yes"})
     assert raw_post_sync(INITIALIZE_BODY, token=tokens["access_token"]).status_code == 401
     assert not RefreshToken.objects.filter(user=alice).exists()

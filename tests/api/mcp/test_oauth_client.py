@@ -143,7 +143,7 @@ async def _sign_in_and_work(base: str, username: str) -> dict[str, Any]:
             out["again"] = await client.call_tool("memory_search", {"query": FACT[1]})
             out["second"] = storage.tokens.model_copy()
         await page.goto(f"{base}/tokens/")
-        out["tokens_page"] = await page.inner_text("main")
+        out["tokens_page"] = await page.inner_text("#oauth-grants")
         await browser.close()
     return out
 
@@ -198,7 +198,7 @@ def test_official_client_signs_in_through_the_consent_page_and_works_as_the_pers
     assert second.access_token != first.access_token and second.refresh_token != first.refresh_token
     assert out["again"].structured_content["hits"][0]["id"] == stored.pk
     assert RefreshToken.objects.filter(user=alice, revoked__isnull=False).count() >= 1
-    assert f"{CLIENT_NAME} (OAuth)" in out["tokens_page"]
+    assert CLIENT_NAME in out["tokens_page"] and "memory.read memory.write" in out["tokens_page"]
 
     # Revocation takes effect on the next call (a fresh token, so expiry is not what ends it).
     settings.OAUTH2_PROVIDER = {**settings.OAUTH2_PROVIDER, "ACCESS_TOKEN_EXPIRE_SECONDS": 3600}
