@@ -7,8 +7,10 @@ With replicas, in order:
 
 1. Every write goes to the primary (`default`). Raw SQL on `connection` goes there too: the router is not asked.
 2. A read goes to the primary when any of these holds, else to the acting person's replica:
-   - its model is not content (`REPLICA_APPS`): tokens, sessions, OAuth grants, users and login throttling always
-     read the primary, so a token or a session is valid the moment it exists;
+   - its model is not content (`REPLICA_APPS`: memories and what hangs off them, review cards, captures): tokens,
+     sessions, OAuth grants, users and login throttling always read the primary, so a token or a session is valid
+     the moment it exists, and so do palaces, memberships, rooms and the op log (`palace`), so who may see and write
+     what is decided on the state it was written in (a project or member added a moment ago is found at once);
    - the primary is inside a transaction (`atomic`): reads there belong to it (a save's neighbours, claims,
      `select_for_update`) and see its own uncommitted writes;
    - nobody acts as a person (palace/rls.py): the system (Celery tasks, `atrium` commands, the admin) and nobody
@@ -53,8 +55,8 @@ from palace import rls
 log = logging.getLogger(__name__)
 
 PRIMARY = "default"
-# The apps whose reads may be served by a replica: the palaces' content.
-REPLICA_APPS = frozenset({"palace", "memory", "review", "capture"})
+# The apps whose reads may be served by a replica: the palaces' content (not the palaces and their members).
+REPLICA_APPS = frozenset({"memory", "review", "capture"})
 # First words of the statements that change nothing; any other statement on the primary is taken as a write.
 _READ_WORDS = frozenset(
     {"SELECT", "SHOW", "SET", "RESET", "EXPLAIN", "SAVEPOINT", "RELEASE", "ROLLBACK", "BEGIN", "COMMIT", "START"}
@@ -130,7 +132,7 @@ def is_write(sql: object) -> bool:
     return not words or words[0].upper() not in _READ_WORDS
 
 
-class _WriteWatch:
+class WriteWatch:
     """An execute wrapper on the primary's connections: marks the acting person after each write statement."""
 
     def __call__(self, execute: Callable[..., Any], sql: Any, params: Any, many: bool, context: dict[str, Any]) -> Any:
@@ -149,8 +151,8 @@ class _WriteWatch:
 def watch_writes(connection: Any) -> None:
     """Install the write watch on a primary connection wrapper (once). First in the list: Django's
     `execute_wrapper()` blocks (the REST deadline) pop theirs from the end."""
-    if not any(isinstance(wrapper, _WriteWatch) for wrapper in connection.execute_wrappers):
-        connection.execute_wrappers.insert(0, _WriteWatch())
+    if not any(isinstance(wrapper, WriteWatch) for wrapper in connection.execute_wrappers):
+        connection.execute_wrappers.insert(0, WriteWatch())
 
 
 def _on_connection_created(sender: Any, connection: Any, **kwargs: Any) -> None:
