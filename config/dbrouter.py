@@ -40,6 +40,7 @@ pin is per person. Raw SQL that reads content asks the router for its connection
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -61,6 +62,7 @@ REPLICA_APPS = frozenset({"memory", "review", "capture"})
 _READ_WORDS = frozenset(
     {"SELECT", "SHOW", "SET", "RESET", "EXPLAIN", "SAVEPOINT", "RELEASE", "ROLLBACK", "BEGIN", "COMMIT", "START"}
 )
+_DATA_CHANGE = re.compile(r"\b(INSERT|UPDATE|DELETE|MERGE)\b", re.IGNORECASE)
 MARK_KEY = "atrium:last-write:{user_id}"
 
 _recent: dict[int, float] = {}  # user id -> time.monotonic() of the last write this process saw them make
@@ -126,10 +128,16 @@ class _Publish:
 
 
 def is_write(sql: object) -> bool:
+    """Does this statement change anything? Unsure counts as yes (it only costs a replica read or two)."""
     if not isinstance(sql, str):
         return True  # a composed statement: assume the worst
     words = sql.lstrip(" \t\r\n(").split(None, 1)
-    return not words or words[0].upper() not in _READ_WORDS
+    if not words:
+        return True
+    first = words[0].upper()
+    if first == "WITH":  # a CTE writes only if one of its parts does (search's entity look-up is a read)
+        return _DATA_CHANGE.search(sql) is not None
+    return first not in _READ_WORDS
 
 
 class WriteWatch:

@@ -49,7 +49,8 @@ def test_without_replicas_the_router_answers_nothing_and_watches_nothing(db: Any
 
 
 def test_statements_that_change_nothing_are_not_taken_as_writes() -> None:
-    for sql in ("SELECT 1", "  (SELECT 1) UNION (SELECT 2)", "SAVEPOINT s1", "RELEASE SAVEPOINT s1", "SET LOCAL x = 1"):
+    reads = ("SELECT 1", "  (SELECT 1) UNION (SELECT 2)", "SAVEPOINT s1", "SET LOCAL x = 1", "SELECT 1 FOR UPDATE")
+    for sql in (*reads, "\nWITH named AS (SELECT e.id FROM memory_entity e) SELECT * FROM named"):
         assert not dbrouter.is_write(sql), sql
     for sql in (
         'INSERT INTO "memory_memory" VALUES (1)',
