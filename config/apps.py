@@ -13,4 +13,5 @@ class AtriumConfig(AppConfig):
         from config import (
             celery_app,  # noqa: F401  (tasks sent from this process use the configured broker)
             checks,  # noqa: F401  (registers the checks)
+            dbrouter,  # noqa: F401  (watches the primary's writes for read-your-writes when replicas are set)
         )

@@ -14,10 +14,11 @@ import secrets
 import zoneinfo
 from datetime import timedelta
 from pathlib import Path
-from urllib.parse import parse_qs, quote, unquote, urlsplit
+from urllib.parse import quote, urlsplit
 
 from django.utils.csp import CSP
 
+from config.dburls import database_from_url, replica_databases
 from config.oauth_settings import oauth2_provider
 from ops.embedded import private_home
 
@@ -145,30 +146,6 @@ def session_timeouts(*, statement: float, idle_in_transaction: float) -> str:
         f"-c statement_timeout={round(statement * 1000)} "
         f"-c idle_in_transaction_session_timeout={round(idle_in_transaction * 1000)}"
     )
-
-
-def database_from_url(url: str, *, conn_max_age: int, session_options: str = "") -> dict[str, object]:
-    """Django's DATABASES entry for a postgresql:// URL (ValueError for any other scheme); `session_options` is
-    added to any `options` the URL carries."""
-    parts = urlsplit(url)
-    if parts.scheme not in {"postgres", "postgresql", "pgsql"}:
-        raise ValueError(f"must be a postgresql:// URL, not {parts.scheme}://")
-    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-    if session_options:
-        query["options"] = f"{query.get('options', '')} {session_options}".strip()
-    host = query.pop("host", "") or (unquote(parts.hostname) if parts.hostname else "")
-    port = query.pop("port", "") or (str(parts.port) if parts.port else "")
-    return {
-        "ENGINE": "django.db.backends.postgresql",
-        "NAME": unquote(parts.path.lstrip("/")) or "atrium",
-        "USER": unquote(parts.username or ""),
-        "PASSWORD": unquote(parts.password or ""),
-        "HOST": host,
-        "PORT": port,
-        "CONN_MAX_AGE": conn_max_age,
-        "CONN_HEALTH_CHECKS": True,
-        "OPTIONS": query,
-    }
 
 
 ATRIUM_HOME = private_home(Path(env("ATRIUM_HOME", str(BASE_DIR / "var"))).expanduser().resolve())
@@ -311,6 +288,11 @@ except ValueError as exc:
             _embedded_guess, conn_max_age=ATRIUM_DB_CONN_MAX_AGE, session_options=ATRIUM_DB_SESSION_OPTIONS
         )
     }
+# Read replicas of DATABASE_URL and the read-your-writes window: config/dbrouter.py, deploy/SCALING.md.
+ATRIUM_READ_YOUR_WRITES_SECONDS = env_float("ATRIUM_READ_YOUR_WRITES_SECONDS", 5.0, low=0.0)
+_replica_options = {"conn_max_age": ATRIUM_DB_CONN_MAX_AGE, "session_options": ATRIUM_DB_SESSION_OPTIONS}
+DATABASES.update(replica_databases(env_list("DATABASE_REPLICA_URLS"), options=_replica_options, problem=_problem))
+DATABASE_ROUTERS = ["config.dbrouter.ReplicaRouter"]
 # Read by ops/embedded.py when it starts the embedded server; checked here with everything else.
 if env("ATRIUM_PG_SHARED_BUFFERS"):
     env_int("ATRIUM_PG_SHARED_BUFFERS", 0, minimum=16)

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import connection
+from django.db import connections, router
 
-from memory.models import HALF_DISTANCE, vector_literal
+from memory.models import HALF_DISTANCE, Memory, vector_literal
 from memory.text import query_lexemes_sql, query_text
 
 ARM_DEPTH = 100  # candidates each arm contributes to the fusion
@@ -34,6 +34,14 @@ EXPAND_KINDS = ("next", "supports", "refines", "related")
 # Op rows that end a memory's active life (their target is the memory): forgetting, decay, a judge's replacement,
 # a distillation's supersession, an undone distillation's rule. A correction is read from its successor's row.
 ENDING_OPS = ("memory.forget", "memory.decay", "memory.replace", "memory.supersede", "memory.distill_undo")
+
+
+def _reading() -> Any:
+    """The connection the arms read through: a read replica when the router (config/dbrouter.py) picks one, and the
+    primary without replicas, inside a transaction, or right after the caller's own write."""
+    return connections[router.db_for_read(Memory)]
+
+
 _LIVE_THEN_SQL = (
     "(m.status = 'active'"
     " OR EXISTS (SELECT 1 FROM memory_memory s WHERE s.supersedes_id = m.id AND s.created_at > %s)"
@@ -162,7 +170,7 @@ def _lexeme_stats() -> _LexemeStats:
     seconds per process; with no statistics yet every word counts as rare, which is exact, only slower."""
     if _lexeme_stats_cache and _lexeme_stats_cache[0].expires > time.monotonic():
         return _lexeme_stats_cache[0]
-    with connection.cursor() as cursor:
+    with _reading().cursor() as cursor:
         # Under row-level security pg_stats hides these figures from the app's role; the superuser's function
         # atrium_lexeme_stats (ops/embedded.py; README for an external server) reads them when it exists.
         cursor.execute("SELECT to_regprocedure('atrium_lexeme_stats()') IS NOT NULL")
@@ -205,7 +213,7 @@ def lexical_plan(query: str) -> LexicalPlan:
     and the semantic arm answers. Words in over LEX_STOP_SHARE of the rows only ever count in the rank. Every query
     word counts in the rank; the words treated as common are reported with the result (`common_words`).
     """
-    with connection.cursor() as cursor:
+    with _reading().cursor() as cursor:
         cursor.execute(f"SELECT {query_lexemes_sql()}", [query_text(query)])
         row = cursor.fetchone()
     lexemes = sorted(str(x) for x in ((row[0] if row else None) or []))
@@ -260,7 +268,7 @@ def common_in_scope(*, plan: LexicalPlan, palaces: list[int]) -> list[str]:
             known[lx] = cached[0]
     missing = [lx for lx in plan.common if lx not in known]
     if missing:
-        with connection.cursor() as cursor:
+        with _reading().cursor() as cursor:
             cursor.execute(
                 "SELECT lx, (SELECT count(*) FROM (SELECT 1 FROM memory_memory m WHERE m.palace_id = ANY(%s)"
                 " AND m.search_vector @@ quote_literal(lx)::tsquery LIMIT %s) AS found)"
@@ -298,7 +306,7 @@ def lexical_arm(*, plan: LexicalPlan, lexical_where: str, params: list[Any]) -> 
         " LIMIT %s) AS m ORDER BY score DESC, m.id DESC LIMIT %s"
     )
     args = [plan.lexemes, *params, plan.any_of, plan.all_of, LEX_SCAN_CAP, ARM_DEPTH]
-    with connection.cursor() as cursor:
+    with _reading().cursor() as cursor:
         cursor.execute(sql, args)
         rows = [_row(raw, cosine=None, lexical=float(raw[-1] or 0.0)) for raw in cursor.fetchall()]
     return sorted(rows, key=lambda r: (-r.lexical, -r.id))
@@ -323,7 +331,7 @@ def semantic_arm(
         " FROM memory_memory m WHERE m.id = ANY(%s) AND m.embedding IS NOT NULL)"
     )
     args = [plan.lexemes, literal, *params, literal, ARM_DEPTH, literal, also]
-    with connection.cursor() as cursor:
+    with _reading().cursor() as cursor:
         cursor.execute(sql, args)
         cursor.nextset()
         raws = cursor.fetchall()
@@ -343,7 +351,7 @@ def expand(*, parents: list[int], vector: Any | None, where: str, params: list[A
     """
     ids = parents
     kinds = list(EXPAND_KINDS)
-    with connection.cursor() as cursor:
+    with _reading().cursor() as cursor:
         cursor.execute(
             "SELECT from_memory_id, to_memory_id, kind FROM memory_edge WHERE from_memory_id = ANY(%s)"
             " AND kind = ANY(%s) UNION ALL"
