@@ -483,6 +483,8 @@ ATRIUM_RECENCY_WEIGHT = env_float("ATRIUM_RECENCY_WEIGHT", 0.2, low=0.0)
 ATRIUM_PROOF_WEIGHT = env_float("ATRIUM_PROOF_WEIGHT", 0.1, low=0.0)
 ATRIUM_CONFIDENCE_WEIGHT = env_float("ATRIUM_CONFIDENCE_WEIGHT", 0.2, low=0.0)
 ATRIUM_DECAY_WINDOW_DAYS = env_int("ATRIUM_DECAY_WINDOW_DAYS", 30, minimum=0)
+# Access records (one per search hit) older than this are deleted daily (memory/jobs/retention.py); 0 keeps them.
+ATRIUM_ACCESS_RECORDS_KEEP_DAYS = env_int("ATRIUM_ACCESS_RECORDS_KEEP_DAYS", 180, minimum=0)
 # A memory that shares no word with the query is a hit only when its cosine stands this far above the median of the
 # search's semantic candidates, or (too few candidates to tell) reaches the absolute floor. Unset: calibrated per
 # embedding model (memory.search.rank; multilingual-e5-small 0.06 and 0.80), no floor for a model not calibrated.

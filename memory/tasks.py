@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory.jobs import (
+    access_records_prune,
     decay_run,
     distill_job_run,
     distill_job_start,
@@ -36,6 +37,7 @@ BACKFILL_TASK = "memory.embeddings_backfill"
 DISTILL_TASK = "memory.distill"
 DISTILL_JOB_TASK = "memory.distill_job"
 DISTILL_SWEEP_TASK = "memory.distill_jobs_sweep"
+ACCESS_PRUNE_TASK = "memory.access_records_prune"
 
 
 @shared_task(name=DECAY_TASK, ignore_result=True)
@@ -66,6 +68,14 @@ def distill_task(mode: str = "setting") -> dict[str, Any]:
         len(stored),
     )
     return {"mode": result.mode, "clusters": len(result.clusters), "applied": result.applied, "proposed": len(stored)}
+
+
+@shared_task(name=ACCESS_PRUNE_TASK, ignore_result=True)
+def access_records_prune_task() -> dict[str, Any]:
+    """The beat's daily sweep: access records older than ATRIUM_ACCESS_RECORDS_KEEP_DAYS (memory/jobs/retention.py)."""
+    result = access_records_prune()
+    log.info("access records: %d older than %d days deleted", result.deleted, result.keep_days)
+    return {"deleted": result.deleted, "keep_days": result.keep_days}
 
 
 @shared_task(name=DISTILL_SWEEP_TASK, ignore_result=True)

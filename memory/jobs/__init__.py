@@ -1,7 +1,8 @@
 """The background jobs that keep a palace healthy, each a plain idempotent service (memory/tasks.py and the
 management commands are thin doors over them): decay (decay.py), distillation with its proposals and reverts
 (distill.py), a person's distillation run on the worker (distill_job.py), the embedding backfill
-(embeddings_backfill.py) and the slot backfill (slots_backfill.py)."""
+(embeddings_backfill.py), the slot backfill (slots_backfill.py) and the ageing out of access records
+(retention.py)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from memory.jobs.distill_job import (
     distill_job_wait,
     distill_jobs_sweep,
 )
+from memory.jobs.retention import RetentionResult, access_records_prune
 
 __all__ = [
     "BackfillResult",
@@ -32,6 +34,8 @@ __all__ = [
     "DistillCluster",
     "DistillResult",
     "DistillRevert",
+    "RetentionResult",
+    "access_records_prune",
     "decay_run",
     "distill_job_get",
     "distill_job_result",
