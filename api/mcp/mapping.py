@@ -120,6 +120,7 @@ def search_out(
             floor=result.floor,
             below_floor=result.below_floor,
             query_read=result.query_read,
+            database=result.database,
             rewrite=result.rewrite,  # type: ignore[arg-type]
             queries=list(result.queries),
             rewrite_error=result.rewrite_error,

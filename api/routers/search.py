@@ -82,6 +82,10 @@ class SearchHowOut(Schema):
     floor: float | None = Field(description="the cosine a memory sharing no word with the query needed; null: none")
     below_floor: int = Field(description="candidates that shared no word with the query and sat below the floor")
     query_read: str = Field(description='"as given", or for a dialogue (speaker: text lines) the turns each arm read')
+    database: str = Field(
+        description='the database the search read: "primary", or a read replica\'s alias (its rows may lag the '
+        "primary by seconds; your own writes are read on the primary for ATRIUM_READ_YOUR_WRITES_SECONDS)"
+    )
     rewrite: Literal["off", "rewritten", "failed", "timeout"] = Field(description="query rewriting by a chat model")
     queries: list[str] = Field(description="the queries that ran, the one given first")
     rewrite_error: str = Field(description="why rewriting failed or timed out; empty otherwise")
@@ -192,6 +196,7 @@ def _how(result: SearchResult, fallback: FallbackChoice) -> dict[str, Any]:
         "floor": result.floor,
         "below_floor": result.below_floor,
         "query_read": result.query_read,
+        "database": result.database,
         "rewrite": result.rewrite,
         "queries": result.queries,
         "rewrite_error": result.rewrite_error,

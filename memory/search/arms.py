@@ -36,6 +36,13 @@ EXPAND_KINDS = ("next", "supports", "refines", "related")
 ENDING_OPS = ("memory.forget", "memory.decay", "memory.replace", "memory.supersede", "memory.distill_undo")
 
 
+def reading_from() -> str:
+    """Which database a search reads now, as its result says it (`how.database`): "primary", or a read replica's
+    alias ("replica_1") when config/dbrouter.py sends this caller's reads there."""
+    alias = router.db_for_read(Memory)
+    return "primary" if alias in (None, "default") else str(alias)
+
+
 def _reading() -> Any:
     """The connection the arms read through: a read replica when the router (config/dbrouter.py) picks one, and the
     primary without replicas, inside a transaction, or right after the caller's own write."""

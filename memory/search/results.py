@@ -93,6 +93,8 @@ class SearchResult:
     # How the query was read (memory.search.views): "as given", or for a dialogue which turns the semantic arm
     # embedded and the weight it had.
     query_read: str = "as given"
+    # The database the search read: "primary", or a read replica's alias (config/dbrouter.py), whose rows may lag.
+    database: str = "primary"
     # The fallback this search was asked for (None: none), and on a miss with fallback="overview" what the palaces
     # hold, labelled "overview" (never hits, never evidence). The overview is built only on a miss.
     fallback: str | None = None

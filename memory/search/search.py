@@ -54,7 +54,15 @@ from memory.knowledge import (
 )
 from memory.models import Memory
 from memory.providers import EmbedderUnavailable, embed_query_soon, embedder_model_name
-from memory.search.arms import common_in_scope, expand, filter_sql, lexical_arm, lexical_plan, semantic_arm
+from memory.search.arms import (
+    common_in_scope,
+    expand,
+    filter_sql,
+    lexical_arm,
+    lexical_plan,
+    reading_from,
+    semantic_arm,
+)
 from memory.search.overview import palace_overview
 from memory.search.rank import Candidate, apply_floor, floor_for, pool, rank
 from memory.search.results import Hit, Retrieved, SearchRequest, SearchResult
@@ -298,6 +306,7 @@ def memory_search(
             query=text, palaces=palaces, kind=kind, room=room, status=status, as_of=as_of, known_at=known_at, now=now
         )
 
+    database = reading_from()  # before the arms run: where they read (config/dbrouter.py)
     rewritten = retrieve_rewritten(query=query, enabled=request.rewrite, retrieve=retrieve)
     found = rewritten.retrieved
     hits = _hits(found.ranked[:limit])
@@ -335,6 +344,7 @@ def memory_search(
         floor=found.floor,
         below_floor=found.below_floor,
         query_read=found.query_read,
+        database=database,
         rewrite=rewritten.status,
         queries=rewritten.queries,
         rewrite_error=rewritten.error,

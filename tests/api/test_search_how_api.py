@@ -46,6 +46,7 @@ def test_a_hit_says_which_arms_ran_the_floor_and_no_fallback(alice_api: Any, not
     assert (how["rewrite"], how["queries"], how["rewrite_error"]) == ("off", [HIT], "")
     assert (how["fallback"], how["fallback_from"], how["fallback_used"]) == ("none", "setting", False)
     assert how["query_read"] == "as given"
+    assert how["database"] == "primary"  # no read replica configured (tests/config/test_read_replicas.py: with one)
     assert body["overview"] is None
 
 

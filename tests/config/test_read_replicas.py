@@ -190,12 +190,17 @@ def _project_on_replica(project: Palace) -> bool:
 
 
 def _search(client: Client, token: str, query: str) -> tuple[list[int], list[str], list[str]]:
-    """Search through REST; (hit ids, SQL the replica ran, SQL the primary ran)."""
+    """Search through REST; (hit ids, SQL the replica ran, SQL the primary ran). The result's `how.database` must
+    name the database the arms' SQL ran on."""
     with CaptureQueriesContext(connections[ALIAS]) as replica, CaptureQueriesContext(connections["default"]) as primary:
         response = client.get(SEARCH, {"query": query}, headers={"Authorization": f"Bearer {token}"})
     assert response.status_code == 200, response.content
     ids = [hit["memory"]["id"] for hit in response.json()["hits"]]
-    return ids, [q["sql"] for q in replica.captured_queries], [q["sql"] for q in primary.captured_queries]
+    replica_sql = [q["sql"] for q in replica.captured_queries]
+    primary_sql = [q["sql"] for q in primary.captured_queries]
+    said = response.json()["how"]["database"]
+    assert said == (ALIAS if any(ARM_SQL in sql for sql in replica_sql) else "primary"), said
+    return ids, replica_sql, primary_sql
 
 
 def test_search_is_served_by_the_replica_under_row_level_security(

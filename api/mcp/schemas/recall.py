@@ -46,6 +46,10 @@ class SearchHowOut(Out):
     query_read: str = Field(
         default="as given", description='"as given", or for a dialogue (speaker: text lines) the turns each arm read'
     )
+    database: str = Field(
+        default="primary",
+        description='the database the search read: "primary", or a read replica\'s alias (its rows may lag by seconds)',
+    )
     rewrite: Literal["off", "rewritten", "failed", "timeout"] = Field(description="query rewriting by a chat model")
     queries: list[str] = Field(description="the queries that ran, the one given first")
     rewrite_error: str = ""

@@ -21,6 +21,8 @@ def how_line(how: schemas.SearchHowOut) -> str:
     source = "your argument" if how.fallback_from == "request" else "your setting"
     fallback = f"{how.fallback} ({source}{', used' if how.fallback_used else ''})"
     read = "" if how.query_read == "as given" else f" · query read as a {how.query_read}"
+    if how.database != "primary":
+        read += f" · read from {how.database} (a read replica: rows may lag by seconds)"
     return f"How: arms {arms} · floor {floor} · rewrite {rewrite} · fallback {fallback}{read}"
 
 

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from accounts.usersettings import user_settings_update
+from api.mcp import schemas
+from api.mcp.text.recall import how_line
 from memory.models import Memory, SearchBatch
 from palace.actors import Actor
 from palace.models import Palace
@@ -61,6 +63,10 @@ def test_a_dialogue_query_says_how_it_was_read(tokens: dict[str, str], notes: An
     plain = call_sync(tokens["alice"], "memory_search", {"query": HIT})  # a question is read as given
     assert plain.structured_content["how"]["queryRead"] == "as given"
     assert "query read" not in _how_line(text_of(plain))
+    assert plain.structured_content["how"]["database"] == "primary"  # no replica configured here
+    assert "read from" not in _how_line(text_of(plain))
+    replica = schemas.SearchHowOut.model_validate({**plain.structured_content["how"], "database": "replica_1"})
+    assert how_line(replica).endswith("· read from replica_1 (a read replica: rows may lag by seconds)")
 
 
 def test_a_miss_with_the_overview_fallback_is_labelled_and_has_no_refs(tokens: dict[str, str], notes: Any) -> None:
