@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 
 from memory.models import HALF_DISTANCE, vector_literal
 from memory.text import query_lexemes_sql, query_text
@@ -367,3 +367,33 @@ def expand(*, parents: list[int], vector: Any | None, where: str, params: list[A
             int(r[0]): _row(r, cosine=None if r[-1] is None else float(r[-1]), lexical=0.0) for r in cursor.fetchall()
         }
     return [(rows[other], parent, kind) for parent, other, kind in edges if other in rows]
+
+
+_SETTINGS = ("hnsw.iterative_scan", "hnsw.ef_search", "hnsw.max_scan_tuples", "hnsw.scan_mem_multiplier")
+
+
+def vector_nearest(*, vector: Any, palaces: list[int], exact: bool = False, k: int = 10) -> list[int]:
+    """The k nearest active memories of `palaces` as the semantic arm finds them (its statement and settings, best
+    first by exact cosine): what `atrium bench search` measures recall on. `exact=True` runs the same statement with
+    index scans off, so PostgreSQL compares every row of the palaces: the truth the recall is measured against
+    (HNSW is an index scan only, so the planner cannot use it then)."""
+    where, params = filter_sql(palaces=palaces, kind=None, room=None, status="active", as_of=None)
+    plan = LexicalPlan(lexemes=[], any_of=[], all_of=[], common=[])
+    with transaction.atomic():
+        if exact:
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL enable_indexscan = off")
+        rows, _ = semantic_arm(plan=plan, vector=vector, where=where, params=params, also=[])
+    return [r.id for r in rows[:k]]
+
+
+def vector_arm_settings() -> dict[str, str]:
+    """The pgvector settings the semantic arm runs with: its own two and the server's values of the others."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+            f" set_config('hnsw.ef_search', '{HNSW_EF_SEARCH}', true)"
+        )
+        cursor.execute("SELECT " + ", ".join(f"current_setting('{name}', true)" for name in _SETTINGS))
+        row = cursor.fetchone()
+    return {name: str(value) for name, value in zip(_SETTINGS, row or (), strict=False)}
