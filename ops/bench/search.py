@@ -273,7 +273,10 @@ def _measure(
         say("searching as the member of three small palaces, then cached")
         filtered = _searches(user=member, texts=[maker.query() for _ in range(queries + 10)], timed=timed, beside=None)
         say(f"recall@{RECALL_K} of the vector arm against exact search on {recall_sample} queries, both cases")
-        vectors = [np.asarray(inner.query(text)) for text in texts[10 : 10 + recall_sample]]
+        vectors = [
+            np.asarray(inner.query(text))
+            for text in (texts[10:] + [maker.query() for _ in range(recall_sample)])[:recall_sample]
+        ]
         recall = _recall(user=owner, queries=vectors)
         recall_filtered = _recall(user=member, queries=vectors)
         report |= {
