@@ -45,7 +45,7 @@ import numpy as np
 from django.db import transaction
 
 from memory.providers import get_embedder, set_embedder
-from memory.search import SearchRequest, memory_search, vector_arm_settings, vector_nearest
+from memory.search import HNSW_EF_SEARCH, SearchRequest, memory_search, vector_arm_settings, vector_nearest
 from ops.bench.embedder import Beside, TimedEmbedder
 from ops.bench.load import bulk_load, centres_for, cleanup, make_owner, split
 from ops.bench.measures import commit_ms, hnsw_scans, load_average, percentiles, resident_memory, sizes
@@ -80,24 +80,39 @@ class _Rollback(Exception):
     pass
 
 
-def _recall(*, user: Any, queries: list[np.ndarray]) -> dict[str, Any]:
-    """Mean recall@10 of the vector arm against exact search over `user`'s palaces, acting as `user`."""
+def _recall(*, user: Any, queries: list[np.ndarray], sweep: tuple[int, ...]) -> dict[str, Any]:
+    """Mean recall@10 of the vector arm against exact search over `user`'s palaces, acting as `user`, at the arm's
+    ef_search and at each value of `sweep` (the same exact answers): recall and the vector statement's time."""
     palaces = palace_ids_readable(user=user)
-    shares: list[float] = []
     exact_ms: list[float] = []
+    truths: list[set[int]] = []
     with acting_as(user):
         for vector in queries:
-            found = vector_nearest(vector=vector, palaces=palaces, k=RECALL_K)
             started = time.perf_counter()
-            truth = vector_nearest(vector=vector, palaces=palaces, k=RECALL_K, exact=True)
+            truths.append(set(vector_nearest(vector=vector, palaces=palaces, k=RECALL_K, exact=True)))
             exact_ms.append((time.perf_counter() - started) * 1000)
-            if truth:
-                shares.append(len(set(found) & set(truth)) / len(truth))
+        by_ef: dict[str, Any] = {}
+        for ef in dict.fromkeys((HNSW_EF_SEARCH, *sweep)):
+            shares: list[float] = []
+            vector_ms: list[float] = []
+            for vector, truth in zip(queries, truths, strict=True):
+                started = time.perf_counter()
+                found = vector_nearest(vector=vector, palaces=palaces, k=RECALL_K, ef_search=ef)
+                vector_ms.append((time.perf_counter() - started) * 1000)
+                if truth:
+                    shares.append(len(set(found) & truth) / len(truth))
+            by_ef[str(ef)] = {
+                "recall": round(sum(shares) / len(shares), 4) if shares else -1.0,
+                "min": round(min(shares), 2) if shares else -1.0,
+                "vector_statement_ms": percentiles(vector_ms),
+            }
+    arm = by_ef[str(HNSW_EF_SEARCH)]
     return {
-        "recall": round(sum(shares) / len(shares), 4) if shares else -1.0,
-        "queries": len(shares),
-        "min": round(min(shares), 2) if shares else -1.0,
+        "recall": arm["recall"],
+        "queries": sum(1 for t in truths if t),
+        "min": arm["min"],
         "exact_search_ms": percentiles(exact_ms),
+        "by_ef_search": by_ef,
     }
 
 
@@ -188,6 +203,7 @@ def run_search_bench(
     saves: int = 50,
     batches: int = 10,
     recall_sample: int = 50,
+    ef_sweep: tuple[int, ...] = (),
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Build, measure and remove the bench palaces (module docstring); the report as a JSON-ready dict."""
@@ -236,8 +252,10 @@ def run_search_bench(
             **sizes(),
             "vector_arm_settings": vector_arm_settings(),
         }
-        _measure(report, owner=owner, member=member, palace=palace, maker=maker, inner=inner, say=say,
-                 queries=queries, saves=saves, batches=batches, recall_sample=recall_sample)  # fmt: skip
+        _measure(
+            report, owner=owner, member=member, palace=palace, maker=maker, inner=inner, say=say, queries=queries,
+            saves=saves, batches=batches, recall_sample=recall_sample, ef_sweep=ef_sweep,
+        )  # fmt: skip
     finally:
         say("removing the bench palaces")
         started = time.perf_counter()
@@ -264,6 +282,7 @@ def _measure(
     saves: int,
     batches: int,
     recall_sample: int,
+    ef_sweep: tuple[int, ...],
 ) -> None:
     timed = TimedEmbedder(inner)
     set_embedder(timed)
@@ -280,8 +299,8 @@ def _measure(
             np.asarray(inner.query(text))
             for text in (texts[10:] + [maker.query() for _ in range(recall_sample)])[:recall_sample]
         ]
-        recall = _recall(user=owner, queries=vectors)
-        recall_filtered = _recall(user=member, queries=vectors)
+        recall = _recall(user=owner, queries=vectors, sweep=ef_sweep)
+        recall_filtered = _recall(user=member, queries=vectors, sweep=ef_sweep)
         report |= {
             "search_ms": percentiles(big["cached"]),
             "search_total_ms": percentiles(big["total"]),

@@ -31,6 +31,11 @@ class Command(BaseCommand):
         search.add_argument(
             "--recall-sample", type=int, default=50, help="queries whose vector recall is measured (default 50)"
         )
+        search.add_argument(
+            "--ef-sweep",
+            default="",
+            help="comma-separated hnsw.ef_search values whose recall and vector-statement time are measured too",
+        )
         search.add_argument("--json", action="store_true", help="print one JSON object")
         ingest = sub.add_parser("ingest", help="backfill throughput: N synthetic turns, and the embedder alone")
         ingest.add_argument("--turns", type=int, required=True, help="work turns to backfill (1-5000)")
@@ -56,6 +61,12 @@ class Command(BaseCommand):
             raise CommandError("--palaces must be between 1 and 10,000")
         if options["queries"] < 1 or options["saves"] < 1 or options["recall_sample"] < 1:
             raise CommandError("--queries, --saves and --recall-sample must be positive")
+        try:
+            sweep = tuple(int(v) for v in options["ef_sweep"].split(",") if v.strip())
+        except ValueError as exc:
+            raise CommandError("--ef-sweep takes whole numbers separated by commas, e.g. 40,200,400") from exc
+        if any(not 1 <= ef <= 1000 for ef in sweep):
+            raise CommandError("--ef-sweep values must be between 1 and 1,000 (pgvector's range)")
         logging.getLogger("palace.slots").setLevel(logging.ERROR)
         from ops.bench import run_search_bench
 
@@ -69,6 +80,7 @@ class Command(BaseCommand):
             queries=options["queries"],
             saves=options["saves"],
             recall_sample=options["recall_sample"],
+            ef_sweep=sweep,
             progress=lambda line: self.stderr.write(f"  [{time.strftime('%H:%M:%S')}] {line}"),
         )
         if options["json"]:

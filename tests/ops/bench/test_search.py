@@ -41,7 +41,7 @@ def test_bench_search_reports_every_figure_and_leaves_nothing(db: Any, monkeypat
     out = StringIO()
     call_command(
         "bench", "search", "--memories", "300", "--palaces", "5", "--recall-sample", "10", "--queries", "6",
-        "--saves", "3", "--json", stdout=out, stderr=StringIO(),
+        "--saves", "3", "--ef-sweep", "40", "--json", stdout=out, stderr=StringIO(),
     )  # fmt: skip
     data = json.loads(out.getvalue())
 
@@ -60,6 +60,9 @@ def test_bench_search_reports_every_figure_and_leaves_nothing(db: Any, monkeypat
     for key in ("vector_recall", "vector_recall_filtered"):
         assert 0 <= data[key] <= 1
     assert data["recall_detail"]["owner"]["queries"] == data["recall_detail"]["member"]["queries"] == 10
+    sweep = data["recall_detail"]["owner"]["by_ef_search"]
+    assert set(sweep) == {"100", "40"} and sweep["100"]["recall"] == data["vector_recall"]
+    assert all(0 <= v["recall"] <= 1 and v["vector_statement_ms"]["n"] == 10 for v in sweep.values())
     assert data["load_seconds"] > 0 and data["load_rows_per_second"] > 0
     assert data["index_build_seconds"] == {"total": 0}  # below REBUILD_AT nothing is dropped or rebuilt
     assert data["table_bytes"] > 0 and data["index_bytes"]["total"] >= data["index_bytes"]["memory_embedding_hnsw"] > 0
@@ -76,6 +79,15 @@ def test_bench_search_reports_every_figure_and_leaves_nothing(db: Any, monkeypat
     assert (Palace.objects.count(), Membership.objects.count(), get_user_model().objects.count()) == before
 
 
-def test_bench_search_refuses_a_palace_count_out_of_range(db: Any) -> None:
-    with pytest.raises(CommandError, match="--palaces must be between 1 and 10,000"):
-        call_command("bench", "search", "--memories", "10", "--palaces", "0", "--json", stdout=StringIO())
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (["--palaces", "0"], "--palaces must be between 1 and 10,000"),
+        (["--ef-sweep", "40,lots"], "--ef-sweep takes whole numbers"),
+        (["--ef-sweep", "2000"], "--ef-sweep values must be between 1 and 1,000"),
+        (["--recall-sample", "0"], "--recall-sample must be positive"),
+    ],
+)
+def test_bench_search_refuses_bad_options_with_a_message(db: Any, option: list[str], message: str) -> None:
+    with pytest.raises(CommandError, match=message):
+        call_command("bench", "search", "--memories", "10", *option, "--json", stdout=StringIO())
