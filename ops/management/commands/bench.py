@@ -36,6 +36,12 @@ class Command(BaseCommand):
             default="",
             help="comma-separated hnsw.ef_search values whose recall and vector-statement time are measured too",
         )
+        search.add_argument(
+            "--vectors",
+            choices=["subspace", "isotropic"],
+            default="subspace",
+            help="synthetic vector model (ops.bench.synthetic; default subspace, as real embeddings measured)",
+        )
         search.add_argument("--json", action="store_true", help="print one JSON object")
         ingest = sub.add_parser("ingest", help="backfill throughput: N synthetic turns, and the embedder alone")
         ingest.add_argument("--turns", type=int, required=True, help="work turns to backfill (1-5000)")
@@ -81,6 +87,7 @@ class Command(BaseCommand):
             saves=options["saves"],
             recall_sample=options["recall_sample"],
             ef_sweep=sweep,
+            vectors=options["vectors"],
             progress=lambda line: self.stderr.write(f"  [{time.strftime('%H:%M:%S')}] {line}"),
         )
         if options["json"]:
