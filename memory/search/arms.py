@@ -384,8 +384,11 @@ def vector_nearest(
     plan = LexicalPlan(lexemes=[], any_of=[], all_of=[], common=[])
     with transaction.atomic():
         if exact:
-            with connection.cursor() as cursor:
-                cursor.execute("SET LOCAL enable_indexscan = off")
+            with connection.cursor() as cursor:  # whatever else the session disabled: a full read, then a sort
+                cursor.execute(
+                    "SET LOCAL enable_indexscan = off; SET LOCAL enable_seqscan = on;"
+                    " SET LOCAL enable_bitmapscan = on; SET LOCAL enable_sort = on"
+                )
         rows, _ = semantic_arm(plan=plan, vector=vector, where=where, params=params, also=[], ef_search=ef_search)
     return [r.id for r in rows[:k]]
 
