@@ -4,7 +4,7 @@ batches an assessment cites (evidence.py), and the walks over edges and along th
 
 from __future__ import annotations
 
-from memory.search.arms import word_statistics_clear
+from memory.search.arms import ARM_DEPTH, HNSW_EF_SEARCH, vector_arm_settings, vector_nearest, word_statistics_clear
 from memory.search.evidence import Verdict, evidence_assess, qualify_ref
 from memory.search.overview import Overview, palace_overview
 from memory.search.results import FALLBACKS, MAX_LIMIT, MAX_QUERY_CHARS, Hit, SearchRequest, SearchResult
@@ -27,7 +27,9 @@ from memory.search.walks import (
 )
 
 __all__ = [
+    "ARM_DEPTH",
     "FALLBACKS",
+    "HNSW_EF_SEARCH",
     "MAX_HOPS",
     "MAX_LIMIT",
     "MAX_QUERY_CHARS",
@@ -55,5 +57,7 @@ __all__ = [
     "tour_stretch",
     "tour_thematic",
     "tuned",
+    "vector_arm_settings",
+    "vector_nearest",
     "word_statistics_clear",
 ]

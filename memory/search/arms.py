@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import connections, router
+from django.db import connection, connections, router, transaction
 
 from memory.models import HALF_DISTANCE, Memory, vector_literal
 from memory.text import query_lexemes_sql, query_text
@@ -320,7 +320,7 @@ def lexical_arm(*, plan: LexicalPlan, lexical_where: str, params: list[Any]) -> 
 
 
 def semantic_arm(
-    *, plan: LexicalPlan, vector: Any, where: str, params: list[Any], also: list[int]
+    *, plan: LexicalPlan, vector: Any, where: str, params: list[Any], also: list[int], ef_search: int = HNSW_EF_SEARCH
 ) -> tuple[list[Row], dict[int, float]]:
     """The vector arm (ARM_DEPTH nearest, with their ts_rank) and, in the same statement, the cosine of the memories
     in `also` (the lexical arm's candidates): (rows, {id: cosine}).
@@ -331,7 +331,7 @@ def semantic_arm(
     literal = vector_literal(vector)
     sql = (
         "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"  # noqa: S608 - constants only
-        f" set_config('hnsw.ef_search', '{HNSW_EF_SEARCH}', true);"
+        f" set_config('hnsw.ef_search', '{int(ef_search)}', true);"
         f"(SELECT 'sem' AS arm, {_COLUMNS}, {_RANK_SQL} AS lexical, 1 - (m.embedding <=> %s::vector) AS cosine"
         f" FROM memory_memory m WHERE {where} AND m.embedding IS NOT NULL ORDER BY {HALF_DISTANCE} LIMIT %s)"
         f" UNION ALL (SELECT 'cos' AS arm, {_COLUMNS}, 0::real, 1 - (m.embedding <=> %s::vector)"
@@ -382,3 +382,39 @@ def expand(*, parents: list[int], vector: Any | None, where: str, params: list[A
             int(r[0]): _row(r, cosine=None if r[-1] is None else float(r[-1]), lexical=0.0) for r in cursor.fetchall()
         }
     return [(rows[other], parent, kind) for parent, other, kind in edges if other in rows]
+
+
+_SETTINGS = ("hnsw.iterative_scan", "hnsw.ef_search", "hnsw.max_scan_tuples", "hnsw.scan_mem_multiplier")
+
+
+def vector_nearest(
+    *, vector: Any, palaces: list[int], exact: bool = False, k: int = 10, ef_search: int = HNSW_EF_SEARCH
+) -> list[int]:
+    """The k nearest active memories of `palaces` as the semantic arm finds them (its statement and settings, best
+    first by exact cosine): what `atrium bench search` measures recall on. `exact=True` runs the same statement with
+    index scans off, so PostgreSQL compares every row of the palaces: the truth the recall is measured against
+    (HNSW is an index scan only, so the planner cannot use it then). `ef_search` other than the arm's own is for
+    the bench's sweep only."""
+    where, params = filter_sql(palaces=palaces, kind=None, room=None, status="active", as_of=None)
+    plan = LexicalPlan(lexemes=[], any_of=[], all_of=[], common=[])
+    with transaction.atomic():
+        if exact:
+            with connection.cursor() as cursor:  # whatever else the session disabled: a full read, then a sort
+                cursor.execute(
+                    "SET LOCAL enable_indexscan = off; SET LOCAL enable_seqscan = on;"
+                    " SET LOCAL enable_bitmapscan = on; SET LOCAL enable_sort = on"
+                )
+        rows, _ = semantic_arm(plan=plan, vector=vector, where=where, params=params, also=[], ef_search=ef_search)
+    return [r.id for r in rows[:k]]
+
+
+def vector_arm_settings() -> dict[str, str]:
+    """The pgvector settings the semantic arm runs with: its own two and the server's values of the others."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+            f" set_config('hnsw.ef_search', '{HNSW_EF_SEARCH}', true)"
+        )
+        cursor.execute("SELECT " + ", ".join(f"current_setting('{name}', true)" for name in _SETTINGS))
+        row = cursor.fetchone()
+    return {name: str(value) for name, value in zip(_SETTINGS, row or (), strict=False)}

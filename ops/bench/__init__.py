@@ -1,11 +1,13 @@
-"""`atrium bench`: MCP tool-call latency against a running server over HTTP (mcp.py), and search, save and ingest
-speed at N memories in this database (search.py), and backfill throughput against the embedder alone (ingest.py)."""
+"""`atrium bench`: MCP tool-call latency against a running server over HTTP (mcp.py), search, save and ingest speed
+and vector recall at N memories in this database (search.py, over synthetic memories (synthetic.py) bulk loaded
+(load.py), with measures.py and embedder.py), and backfill throughput against the embedder alone (ingest.py)."""
 
 from __future__ import annotations
 
 from ops.bench.ingest import run_ingest_bench, synthetic_sessions
+from ops.bench.load import background_fill, background_remove
 from ops.bench.mcp import LocalStack, local_server, local_stack, parse_server_timing, run_mcp_bench
-from ops.bench.search import background_fill, background_remove, run_search_bench
+from ops.bench.search import run_search_bench
 
 __all__ = [
     "LocalStack",

@@ -7,6 +7,7 @@ import json
 import logging
 import signal
 import sys
+import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -24,8 +25,23 @@ class Command(BaseCommand):
         sub = parser.add_subparsers(dest="target", required=True, metavar="{search,ingest,mcp}")
         search = sub.add_parser("search", help="search, save and batch-ingest speed at N synthetic memories")
         search.add_argument("--memories", type=int, required=True, help="memories in the bench palace (N)")
+        search.add_argument("--palaces", type=int, default=3, help="small palaces holding N/2 memories (default 3)")
         search.add_argument("--queries", type=int, default=200, help="measured searches (default 200)")
         search.add_argument("--saves", type=int, default=50, help="measured single saves (default 50)")
+        search.add_argument(
+            "--recall-sample", type=int, default=50, help="queries whose vector recall is measured (default 50)"
+        )
+        search.add_argument(
+            "--ef-sweep",
+            default="",
+            help="comma-separated hnsw.ef_search values whose recall and vector-statement time are measured too",
+        )
+        search.add_argument(
+            "--vectors",
+            choices=["subspace", "isotropic"],
+            default="subspace",
+            help="synthetic vector model (ops.bench.synthetic; default subspace, as real embeddings measured)",
+        )
         search.add_argument("--json", action="store_true", help="print one JSON object")
         ingest = sub.add_parser("ingest", help="backfill throughput: N synthetic turns, and the embedder alone")
         ingest.add_argument("--turns", type=int, required=True, help="work turns to backfill (1-5000)")
@@ -44,49 +60,73 @@ class Command(BaseCommand):
         if options["target"] == "ingest":
             self._ingest(options)
             return
-        n = options["memories"]
+        n, palaces = options["memories"], options["palaces"]
         if not 1 <= n <= 2_000_000:
             raise CommandError("--memories must be between 1 and 2,000,000")
-        if options["queries"] < 1 or options["saves"] < 1:
-            raise CommandError("--queries and --saves must be positive")
+        if not 1 <= palaces <= 10_000:
+            raise CommandError("--palaces must be between 1 and 10,000")
+        if options["queries"] < 1 or options["saves"] < 1 or options["recall_sample"] < 1:
+            raise CommandError("--queries, --saves and --recall-sample must be positive")
+        try:
+            sweep = tuple(int(v) for v in options["ef_sweep"].split(",") if v.strip())
+        except ValueError as exc:
+            raise CommandError("--ef-sweep takes whole numbers separated by commas, e.g. 40,200,400") from exc
+        if any(not 1 <= ef <= 1000 for ef in sweep):
+            raise CommandError("--ef-sweep values must be between 1 and 1,000 (pgvector's range)")
         logging.getLogger("palace.slots").setLevel(logging.ERROR)
         from ops.bench import run_search_bench
 
         # A bench drops the HNSW index for its bulk load and rebuilds it, and removes its palaces, in `finally`
         # blocks: make SIGTERM unwind like Ctrl-C so they run (a killed bench once left a database without index).
         signal.signal(signal.SIGTERM, _exit_on_sigterm)
-
-        as_json = options["json"]
-        report = run_search_bench(
+        # Progress goes to stderr with --json too: a million-row run takes most of an hour.
+        data = run_search_bench(
             memories=n,
+            palaces=palaces,
             queries=options["queries"],
             saves=options["saves"],
-            progress=None if as_json else (lambda line: self.stderr.write(f"  {line}")),
+            recall_sample=options["recall_sample"],
+            ef_sweep=sweep,
+            vectors=options["vectors"],
+            progress=lambda line: self.stderr.write(f"  [{time.strftime('%H:%M:%S')}] {line}"),
         )
-        data = report.as_dict()
-        if as_json:
+        if options["json"]:
             self.stdout.write(json.dumps(data, indent=2))
             return
+        self._print_search(data)
+
+    def _print_search(self, data: dict[str, Any]) -> None:
         for key in (
             "search_ms",
+            "search_total_ms",
+            "search_filtered_ms",
+            "search_filtered_total_ms",
             "search_as_system_ms",
             "search_as_of_ms",
             "query_embed_ms",
-            "search_total_ms",
             "save_ms",
             "save_embed_ms",
             "save_pipeline_ms",
         ):
             figures = data[key]
             self.stdout.write(
-                f"{key:<20} p50 {figures['p50']:>8.2f}  p95 {figures['p95']:>8.2f}  p99 {figures['p99']:>8.2f}"
+                f"{key:<25} p50 {figures['p50']:>8.2f}  p95 {figures['p95']:>8.2f}  p99 {figures['p99']:>8.2f}"
                 f"  (n={figures['n']})"
             )
-        self.stdout.write(f"{'commit_ms':<20} {data['commit_ms']:.2f} (not included in save_ms)")
-        self.stdout.write(f"{'ingest':<20} {data['ingest_per_second']} memories/s (batches of 10)")
+        self.stdout.write(f"{'vector recall@10':<25} {data['vector_recall']} (owner), "
+                          f"{data['vector_recall_filtered']} (member of three small palaces)")  # fmt: skip
+        self.stdout.write(f"{'commit_ms':<25} {data['commit_ms']:.2f} (not included in save_ms)")
+        self.stdout.write(f"{'ingest':<25} {data['ingest_per_second']} memories/s (batches of 10)")
+        places = data["palaces"]
         self.stdout.write(
-            f"{n} memories in the bench palace, {data['other_palaces_memories']} in three other palaces, "
-            f"loaded in {data['bulk_load_seconds']} s; search modes {data['search_modes']}"
+            f"{places['big_palace_memories']} memories in the bench palace, {places['small_palaces_memories']} in "
+            f"{places['small']} others; loaded in {data['load_seconds']} s ({data['load_rows_per_second']} rows/s), "
+            f"indexes built in {data['index_build_seconds']['total']} s; table {data['table_bytes']:,} bytes, "
+            f"indexes {data['index_bytes']['total']:,} bytes"
+        )
+        self.stdout.write(
+            f"load average {data['load_average_before']} before, {data['load_average_after']} after; "
+            f"search modes {data['search_modes']}; vector arm {data['vector_arm_settings']}"
         )
         for what, how in data["synthetic"].items():
             self.stdout.write(f"  {what}: {how}")

@@ -517,7 +517,7 @@ def test_an_interrupted_bench_restores_the_index_and_removes_its_palaces(
     from django.core.management import call_command
     from django.db import connection
 
-    import ops.bench.search as bench
+    import ops.bench.load as bench
 
     def index_definition() -> str | None:
         with connection.cursor() as cursor:

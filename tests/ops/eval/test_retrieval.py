@@ -261,7 +261,7 @@ def test_bm25_baseline_ranks_rare_words_first_and_cjk_by_bigrams() -> None:
 
 @pytest.mark.django_db
 def test_background_fills_other_palaces_and_removes_them(monkeypatch: Any) -> None:
-    from ops.bench import search as benchmark
+    from ops.bench import load as benchmark
 
     palaces, memories = Palace.objects.count(), Memory.objects.count()
     sizes: list[int] = []

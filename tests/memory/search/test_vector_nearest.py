@@ -1,0 +1,70 @@
+"""memory.search.vector_nearest: the semantic arm's statement alone, approximate (the HNSW index, as a search runs
+it) or exact (index scans off), which `atrium bench search` compares for its recall figures.
+
+To see the two differ, the graph scan is made to give up (as in tests/memory/save/test_neighbours.py): another
+palace holds rows nearer to the query than alice's memory, and the scan may visit one index entry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from django.db import connection
+
+from memory.models import Memory
+from memory.search import HNSW_EF_SEARCH, vector_arm_settings, vector_nearest
+from palace.models import Palace
+from tests.fakes.memories import T0, make_memory, unit
+
+DIM = 384
+
+
+def _crowd(palace: Palace, near: np.ndarray) -> None:
+    rng = np.random.default_rng(11)
+    Memory.objects.bulk_create(
+        Memory(
+            palace=palace,
+            kind="fact",
+            content=f"charlie's note {i}",
+            search_text=f"charlie's note {i}",
+            created_at=T0,
+            occurred_at=T0,
+            embedding=[float(x) for x in unit(near + 0.0005 * rng.normal(size=DIM))],
+            embedding_model="test",
+        )
+        for i in range(1500)
+    )
+
+
+def _index_gives_up() -> None:
+    """This transaction only: the planner takes the HNSW index even on a small table, whose scan stops after one
+    index entry (the arm sets its own ef_search and iterative scan; max_scan_tuples it leaves to the server)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("SET LOCAL enable_bitmapscan = off")
+        cursor.execute("SET LOCAL enable_sort = off")
+        cursor.execute("SET LOCAL hnsw.max_scan_tuples = 1")
+
+
+def test_exact_search_finds_what_the_index_gave_up_on(alice: Any, charlie: Any) -> None:
+    rng = np.random.default_rng(7)
+    query = unit(rng.normal(size=DIM))
+    mine = Palace.objects.get(personal_owner=alice)
+    theirs = Palace.objects.get(personal_owner=charlie)
+    own = make_memory(mine, "the deploy window is Thursday", embedding=unit(query + 0.2 * unit(rng.normal(size=DIM))))
+    other = make_memory(mine, "lunch is at noon", embedding=unit(rng.normal(size=DIM)))
+    _crowd(theirs, query)
+
+    assert vector_nearest(vector=query, palaces=[mine.pk], k=1) == [own.pk]  # the planner's own choice: found
+    _index_gives_up()
+    assert vector_nearest(vector=query, palaces=[mine.pk]) == []  # the index alone: a recall of 0 for this query
+    assert vector_nearest(vector=query, palaces=[mine.pk], exact=True) == [own.pk, other.pk]  # every row compared
+    assert vector_arm_settings()["hnsw.max_scan_tuples"] == "1"
+
+
+def test_the_settings_reported_are_the_ones_the_arm_runs_with(db: Any) -> None:
+    settings = vector_arm_settings()
+
+    assert settings["hnsw.iterative_scan"] == "relaxed_order"
+    assert settings["hnsw.ef_search"] == str(HNSW_EF_SEARCH)
+    assert int(settings["hnsw.max_scan_tuples"]) > 0  # the server's own value, read, not assumed
