@@ -1,9 +1,11 @@
 """`atrium bench`: MCP tool-call latency against a running server over HTTP (mcp.py), and search, save and ingest
-speed at N memories in this database (search.py), and backfill throughput against the embedder alone (ingest.py)."""
+speed at N memories in this database (search.py), backfill throughput against the embedder alone (ingest.py), and the ledgers' growth
+under a team's traffic (ledger.py)."""
 
 from __future__ import annotations
 
 from ops.bench.ingest import run_ingest_bench, synthetic_sessions
+from ops.bench.ledger import run_ledger_bench
 from ops.bench.mcp import LocalStack, local_server, local_stack, parse_server_timing, run_mcp_bench
 from ops.bench.search import background_fill, background_remove, run_search_bench
 
@@ -15,6 +17,7 @@ __all__ = [
     "local_stack",
     "parse_server_timing",
     "run_ingest_bench",
+    "run_ledger_bench",
     "run_mcp_bench",
     "run_search_bench",
     "synthetic_sessions",
