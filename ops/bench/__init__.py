@@ -1,6 +1,6 @@
 """`atrium bench`: MCP tool-call latency against a running server over HTTP (mcp.py), and search, save and ingest
-speed at N memories in this database (search.py), backfill throughput against the embedder alone (ingest.py), and the ledgers' growth
-under a team's traffic (ledger.py)."""
+speed at N memories in this database (search.py), backfill throughput against the embedder alone (ingest.py), and the
+ledgers' growth under a team's traffic (ledger.py)."""
 
 from __future__ import annotations
 

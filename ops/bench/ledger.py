@@ -32,6 +32,7 @@ append-only trigger is disabled for that DELETE only, in the same transaction).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import secrets
@@ -56,6 +57,9 @@ from palace.selectors import oplog_page
 
 TURNS, SAVES, CORRECTIONS, GRADES, SEARCHES, HITS, RULINGS = 40, 15, 2, 10, 60, 10, 1
 BATCHES_KEPT = 20  # memory.search BATCH_KEEP
+TRAFFIC = {"capture_turns": TURNS, "saves": SAVES, "corrections": CORRECTIONS, "review_grades": GRADES,
+           "searches": SEARCHES, "hits_per_search": HITS, "rulings": RULINGS,
+           "evidence_batches_kept": BATCHES_KEPT}  # fmt: skip
 HOT_SHARE = 0.1
 PROJECTS_EACH = 3
 TABLES = ("palace_oplog", "memory_accessrecord", "memory_searchbatch", "memory_adjudication", "memory_memory")
@@ -79,8 +83,33 @@ _RULING_COLUMNS = (
 _BATCH_COLUMNS = "handle, user_id, query, refs, palace_ids, created_at, assessed"
 _KINDS = np.array(["fact", "decision", "preference", "episode", "skill"])
 _WORDS = np.array(
-    "deploy release index migration backup budget invoice review outage latency queue sprint roadmap client "
-    "postgres redis docker pipeline cache token audit policy meeting customer design".split()
+    [
+        "deploy",
+        "release",
+        "index",
+        "migration",
+        "backup",
+        "budget",
+        "invoice",
+        "review",
+        "outage",
+        "latency",
+        "queue",
+        "sprint",
+        "roadmap",
+        "client",
+        "postgres",
+        "redis",
+        "docker",
+        "pipeline",
+        "cache",
+        "token",
+        "audit",
+        "policy",
+        "meeting",
+        "customer",
+        "design",
+    ]
 )
 
 
@@ -122,7 +151,8 @@ def _copy(table: str, columns: str, lines: Iterable[str], *, order: str = "") ->
     """COPY tab-separated lines into a temporary twin of `table`, then INSERT … SELECT them (row-level security
     refuses COPY into the table itself). Returns the rows inserted."""
     with connection.cursor() as cursor:
-        cursor.execute(f"DROP TABLE IF EXISTS bench_ledger_load; CREATE TEMP TABLE bench_ledger_load AS SELECT {columns} FROM {table} WITH NO DATA")  # noqa: S608,E501 - constants
+        cursor.execute("DROP TABLE IF EXISTS bench_ledger_load")
+        cursor.execute(f"CREATE TEMP TABLE bench_ledger_load AS SELECT {columns} FROM {table} WITH NO DATA")  # noqa: S608
         with cursor.cursor.copy(f"COPY bench_ledger_load ({columns}) FROM STDIN") as copy:
             for chunk in _chunks(lines):
                 copy.write(chunk)
@@ -228,7 +258,8 @@ def _load_person(rng: np.random.Generator, person: Person, midnights: np.ndarray
     grade_at = _moments(rng, midnights, GRADES)
     grades = rng.integers(2, 6, size=(w, GRADES))
     disposition = np.where(rng.random((w, SAVES)) < 0.9, "accept", "defer")
-    ops: list[tuple[str, str, int, str, int | None, str, str]] = []  # (at, op, palace, target kind and id, reason, detail)
+    # (at, op, palace, target kind, target id, reason, detail)
+    ops: list[tuple[str, str, int, str, int | None, str, str]] = []
     for i, (at, pid) in enumerate(zip(_iso(turn_at), turn_palace.ravel().tolist(), strict=True)):
         session = f"bench-{uid}-{i // TURNS}"
         role = "user" if i % 2 == 0 else "assistant"
@@ -279,7 +310,8 @@ def _load_person(rng: np.random.Generator, person: Person, midnights: np.ndarray
     ruling_lines = (
         f"{palace_of[int(save_ids[d, k])]}\t{at}\taccept\tf\t0.81\tf\t\t0\tno model configured"
         f"\tclose but different: both kept\t{save_ids[d, k]}\t{neighbours[d]}\tRemember that note {save_ids[d, k]}."
-        for d, (k, at) in enumerate(zip(ruled.tolist(), _iso(np.take_along_axis(save_at, ruled[:, None], 1)), strict=True))
+        for d, (k, at) in enumerate(zip(ruled.tolist(), _iso(np.take_along_axis(save_at, ruled[:, None], 1)),
+                                        strict=True))
     )  # fmt: skip
     bench.rows["memory_adjudication"] += _copy("memory_adjudication", _RULING_COLUMNS, ruling_lines)
     # Evidence batches: the newest BATCHES_KEPT searches' (memory.search prunes older ones at write).
@@ -306,8 +338,7 @@ def _timed(repeat: int, call: Callable[[], Any]) -> dict[str, float]:
 def _sizes() -> dict[str, int]:
     with connection.cursor() as cursor:
         return {
-            table: int(cursor.execute("SELECT pg_total_relation_size(%s)", [table]).fetchone()[0])  # type: ignore[union-attr]
-            for table in TABLES
+            table: int(cursor.execute("SELECT pg_total_relation_size(%s)", [table]).fetchone()[0]) for table in TABLES
         }
 
 
@@ -315,16 +346,18 @@ def _measure(bench: Bench, repeat: int) -> dict[str, Any]:
     person = bench.people[0]
     with acting_as_system(SYSTEM):
         # The 100th oldest row of the person's palace: the page before it reaches back to the first days.
-        deep = list(OpLog.objects.filter(palace_id=person.personal.pk).order_by("id").values_list("id", flat=True)[:100])[-1]
+        oldest = OpLog.objects.filter(palace_id=person.personal.pk).order_by("id").values_list("id", flat=True)
+        deep = list(oldest[:100])[-1]
     figures: dict[str, Any] = {}
     with acting_as(person.user):
-        for name, kwargs in {
+        pages: dict[str, dict[str, Any]] = {
             "log_first_page_ms": {},
             "log_category_ms": {"category": "retrieval"},
             "log_op_prefix_ms": {"op": "memory."},
             "log_deep_page_ms": {"before": deep},
-        }.items():
-            figures[name] = _timed(repeat, lambda kw=kwargs: oplog_page(user=person.user, limit=50, **kw).items)
+        }
+        for name, kwargs in pages.items():
+            figures[name] = _timed(repeat, functools.partial(oplog_page, user=person.user, limit=50, **kwargs))
     client = Client()
     client.force_login(bench.staff)
     with override_settings(ALLOWED_HOSTS=["testserver"]):
@@ -335,7 +368,7 @@ def _measure(bench: Bench, repeat: int) -> dict[str, Any]:
             status = client.get(url).status_code
             if status != 200:
                 raise RuntimeError(f"the audit console answered {status} for {url}")
-            figures[name] = _timed(repeat, lambda u=url: client.get(u))
+            figures[name] = _timed(repeat, functools.partial(client.get, url))
     with acting_as_system(SYSTEM):
         figures["history_ms"] = _timed(repeat, lambda: memory_history(memory_id=person.hot_memory))
         figures["history_access_records"] = _access_count(person.hot_memory)
@@ -355,7 +388,7 @@ def _measure(bench: Bench, repeat: int) -> dict[str, Any]:
 def _access_count(memory_id: int) -> int:
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM memory_accessrecord WHERE memory_id = %s", [memory_id])
-        return int(cursor.fetchone()[0])  # type: ignore[index]
+        return int(cursor.fetchone()[0])
 
 
 class _Rollback(Exception):
@@ -373,7 +406,9 @@ def _cleanup(bench: Bench) -> None:
         # ALTER TABLE is refused while this transaction has deferred foreign-key checks pending: run them first.
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         cursor.execute("ALTER TABLE palace_oplog DISABLE TRIGGER palace_oplog_no_update_delete")
-        cursor.execute("DELETE FROM palace_oplog WHERE palace_id = ANY(%s) OR actor_user_id = ANY(%s)", [palaces, users])
+        cursor.execute(
+            "DELETE FROM palace_oplog WHERE palace_id = ANY(%s) OR actor_user_id = ANY(%s)", [palaces, users]
+        )
         cursor.execute("ALTER TABLE palace_oplog ENABLE TRIGGER palace_oplog_no_update_delete")
         cursor.execute("SET CONSTRAINTS ALL DEFERRED")
         cursor.execute("DELETE FROM memory_memory WHERE palace_id = ANY(%s)", [palaces])
@@ -417,10 +452,7 @@ def run_ledger_bench(
         "days": days,
         "working_days": len(midnights),
         "projects": len(bench.projects),
-        "traffic_per_person_per_working_day": {
-            "capture_turns": TURNS, "saves": SAVES, "corrections": CORRECTIONS, "review_grades": GRADES,
-            "searches": SEARCHES, "hits_per_search": HITS, "rulings": RULINGS, "evidence_batches_kept": BATCHES_KEPT,
-        },  # fmt: skip
+        "traffic_per_person_per_working_day": TRAFFIC,
         "rows": bench.rows,
         "table_bytes": after,
         "table_bytes_before": before,
@@ -432,4 +464,3 @@ def run_ledger_bench(
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "measured_at": now.isoformat(timespec="seconds"),
     }
-
