@@ -31,6 +31,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from django.utils.html import format_html
 
+from palace.admin.paging import LedgerPaginator, LedgerQuerySet
 from palace.admin.readonly import can_see_bodies
 from palace.admin.structure import OpLogAdmin
 from palace.admin_site import BODY, BODY_FIELDS
@@ -254,7 +255,13 @@ class AuditConsoleAdmin(OpLogAdmin):
     list_select_related = ["palace", "actor_user"]
     show_facets = admin.ShowFacets.NEVER
     show_full_result_count = False  # COUNT(*) over the whole ledger on every page does not scale
+    paginator = LedgerPaginator  # nor does the unfiltered page's own count (palace/admin/paging.py)
     ordering = ["-created_at", "-id"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[OpLog]:
+        # The date drill-down reads its periods through LedgerQuerySet.datetimes (palace/admin/paging.py).
+        rows = super().get_queryset(request)
+        return LedgerQuerySet(model=rows.model, query=rows.query, using=rows.db)
 
     @admin.display(description="class")
     def op_class_label(self, row: OpLog) -> str:

@@ -22,7 +22,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        sub = parser.add_subparsers(dest="target", required=True, metavar="{search,ingest,mcp}")
+        sub = parser.add_subparsers(dest="target", required=True, metavar="{search,ingest,ledger,mcp}")
         search = sub.add_parser("search", help="search, save and batch-ingest speed at N synthetic memories")
         search.add_argument("--memories", type=int, required=True, help="memories in the bench palace (N)")
         search.add_argument("--palaces", type=int, default=3, help="small palaces holding N/2 memories (default 3)")
@@ -46,6 +46,10 @@ class Command(BaseCommand):
         ingest = sub.add_parser("ingest", help="backfill throughput: N synthetic turns, and the embedder alone")
         ingest.add_argument("--turns", type=int, required=True, help="work turns to backfill (1-5000)")
         ingest.add_argument("--json", action="store_true", help="print one JSON object")
+        ledger = sub.add_parser("ledger", help="a team's year of op log, access records and rulings: sizes, reads")
+        ledger.add_argument("--people", type=int, default=50, help="people in the team (default 50)")
+        ledger.add_argument("--days", type=int, default=365, help="days of traffic back from now (default 365)")
+        ledger.add_argument("--json", action="store_true", help="print one JSON object")
         mcp = sub.add_parser("mcp", help="MCP tool-call latency against a server, over HTTP (ops.bench_mcp)")
         mcp.add_argument("--clients", type=int, default=20, help="concurrent MCP clients (default 20)")
         mcp.add_argument("--seconds", type=float, default=30.0, help="how long they run (default 30)")
@@ -56,6 +60,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if options["target"] == "mcp":
             self._mcp(options)
+            return
+        if options["target"] == "ledger":
+            self._ledger(options)
             return
         if options["target"] == "ingest":
             self._ingest(options)
@@ -149,6 +156,14 @@ class Command(BaseCommand):
             f"share_of_limit {data['share_of_limit']} (goal >= {data['goal_share_of_limit']})"
         )
         self.stdout.write(f"{data['ten_thousand_turns']}; load average {data['load_average_before']}")
+
+    def _ledger(self, options: dict[str, Any]) -> None:
+        if not 1 <= options["people"] <= 1000 or not 1 <= options["days"] <= 3650:
+            raise CommandError("--people must be 1–1,000 and --days 1–3,650")
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)  # the bench rows are removed in a `finally`
+        say = None if options["json"] else (lambda line: self.stderr.write(f"  {line}"))
+        data = bench.run_ledger_bench(people=options["people"], days=options["days"], progress=say)
+        self.stdout.write(json.dumps(data, indent=2))
 
     def _mcp(self, options: dict[str, Any]) -> None:
         clients, seconds, url, tokens = options["clients"], options["seconds"], options["url"], options["token"]
