@@ -26,6 +26,9 @@ ESTIMATE_FROM = 100_000
 
 
 class LedgerPaginator(Paginator):
+    # True once `count` answered with the estimate: the console then says the total is one (never a bare guess).
+    estimated = False
+
     @cached_property
     def count(self) -> int:
         rows = self.object_list
@@ -36,6 +39,7 @@ class LedgerPaginator(Paginator):
                 )
                 found = cursor.fetchone()
             if found is not None and found[0] >= ESTIMATE_FROM:
+                self.estimated = True
                 return int(found[0])
         return int(super().count)
 

@@ -73,3 +73,22 @@ def test_unfiltered_count_is_the_estimate_past_the_threshold(rows: Palace, monke
         assert not any("COUNT(*)" in q["sql"] for q in seen.captured_queries)
         filtered = OpLog.objects.filter(palace=rows, op="memory.save").order_by("-pk")
         assert LedgerPaginator(filtered, 100).count == len(MOMENTS)  # a filter: exact whatever the threshold
+
+
+def test_the_console_says_when_its_total_is_an_estimate(rows: Palace, make_user: Any, monkeypatch: Any) -> None:
+    from django.test import Client
+
+    client = Client()
+    client.force_login(make_user("root", admin=True))
+    with acting_as_system("test: console count"), connection.cursor() as cursor:
+        cursor.execute("ANALYZE palace_oplog")
+    note = 'class="paginator count-estimate"'
+
+    exact = client.get("/admin/palace/oplog/")  # the control: below the threshold the count is exact, unlabelled
+    assert exact.status_code == 200 and note not in exact.content.decode()
+
+    monkeypatch.setattr(paging, "ESTIMATE_FROM", 0)
+    estimated = client.get("/admin/palace/oplog/")
+    assert estimated.status_code == 200 and note in estimated.content.decode()
+    filtered = client.get("/admin/palace/oplog/", {"op": "memory.save"})  # a filter counts exactly
+    assert filtered.status_code == 200 and note not in filtered.content.decode()
