@@ -50,7 +50,7 @@ from django.test.utils import override_settings
 
 from memory.audit import memory_history
 from memory.jobs import access_records_prune
-from ops.bench.search import _percentiles
+from ops.bench.measures import percentiles
 from palace.models import Membership, OpLog, Palace
 from palace.rls import acting_as, acting_as_system
 from palace.selectors import oplog_page
@@ -332,7 +332,7 @@ def _timed(repeat: int, call: Callable[[], Any]) -> dict[str, float]:
         started = time.perf_counter()
         call()
         samples.append((time.perf_counter() - started) * 1000)
-    return _percentiles(samples)
+    return percentiles(samples)
 
 
 def _sizes() -> dict[str, int]:
