@@ -57,8 +57,10 @@ def test_bench_ledger_reports_every_figure_and_leaves_no_row(db: Any) -> None:
     assert rows["memory_accessrecord"] == 3 * w * ledger.SEARCHES * ledger.HITS
     assert rows["memory_adjudication"] == 3 * w
     assert rows["memory_searchbatch"] == 3 * ledger.BATCHES_KEPT
+    # The sizes are reported (positive, per table); whether a table grows depends on the free space earlier tests
+    # left in it (PostgreSQL reuses it), so growth is not asserted: the row counts above prove the load.
     for table in ledger.TABLES:
-        assert data["table_bytes"][table] > data["table_bytes_before"][table] >= 0 or table == "memory_searchbatch"
+        assert data["table_bytes"][table] > 0 and data["table_bytes_before"][table] > 0, table
     assert data["load_seconds"] > 0 and data["repetitions"] == 30
     for key in ("log_first_page_ms", "log_category_ms", "log_op_prefix_ms", "log_deep_page_ms", "console_ms",
                 "console_filtered_ms", "history_ms"):  # fmt: skip
