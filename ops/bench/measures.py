@@ -14,9 +14,10 @@ from django.db import connection, transaction
 HNSW_INDEX = "memory_embedding_hnsw"
 
 
-def percentiles(samples: list[float]) -> dict[str, float]:
+def percentiles(samples: list[float]) -> dict[str, float | int | None]:
+    """p50/p95/p99 and mean of `samples` in the bench's rounding; with no samples each figure is null (unknown)."""
     if not samples:
-        return {"p50": -1.0, "p95": -1.0, "p99": -1.0, "n": 0}
+        return {"p50": None, "p95": None, "p99": None, "mean": None, "n": 0}
     ordered = sorted(samples)
 
     def pick(q: float) -> float:
