@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Max
+from django.db.models import Max, OuterRef, Subquery
 
 from palace.actors import Actor
 from palace.errors import InvalidInput
 from palace.kinds import MemoryKind
 from palace.models import Palace, Room, Slot, TourStop
-from palace.oplog import oplog_write
+from palace.oplog import OpEntry, oplog_write, oplog_write_many
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,17 @@ def room_name(kind: str, ordinal: int) -> str:
     return base if ordinal == 1 else f"{base}-{ordinal}"
 
 
-def _open_room(*, palace: Palace, kind: str, ordinal: int, actor: Actor) -> Room:
+def _open_room(
+    *,
+    palace: Palace,
+    kind: str,
+    ordinal: int,
+    actor: Actor,
+    previous: str | None = None,
+    ops: list[OpEntry] | None = None,
+) -> Room:
+    """Open the kind's room number `ordinal`. `previous`: the full room's name when the caller has it (else read);
+    `ops`: where the opening's op row waits (a deferred allocator writes them with its slots), else written now."""
     name = room_name(kind, ordinal)
     # A person may have renamed an earlier room to the name we would pick; number on until one is free.
     suffix = ordinal
@@ -52,17 +62,24 @@ def _open_room(*, palace: Palace, kind: str, ordinal: int, actor: Actor) -> Room
         palace=palace, kind=kind, ordinal=ordinal, name=name, capacity=settings.ATRIUM_ROOM_CAPACITY
     )
     if ordinal > 1:
-        previous = Room.objects.filter(palace=palace, kind=kind, ordinal=ordinal - 1).values_list("name", flat=True)
-        log.warning("palace %s: %s is full, opened %s (%s)", palace.pk, previous.first(), name, RENAME_WARNING)
-        oplog_write(
-            op="room.open",
-            actor=actor,
+        if previous is None:
+            previous = (
+                Room.objects.filter(palace=palace, kind=kind, ordinal=ordinal - 1)
+                .values_list("name", flat=True)
+                .first()
+            )
+        log.warning("palace %s: %s is full, opened %s (%s)", palace.pk, previous, name, RENAME_WARNING)
+        entry = OpEntry(
             palace=palace,
             target_kind="room",
             target_id=room.pk,
-            reason=f"{previous.first()} is full",
+            reason=f"{previous} is full",
             detail={"room": room.name, "kind": kind, "ordinal": ordinal, "warning": RENAME_WARNING},
         )
+        if ops is None:
+            oplog_write(op="room.open", actor=actor, **vars(entry))
+        else:
+            ops.append(entry)
     return room
 
 
@@ -104,7 +121,8 @@ class SlotAllocator:
     stop rows are not inserted one pair a memory but all at once by `flush()`, before the transaction ends. A slot
     gets its id up front, from the table's own sequence (`reserve` ids in one query), so a memory can point to it at
     once: the memory's foreign key is checked when the transaction commits (Django declares PostgreSQL foreign keys
-    DEFERRABLE INITIALLY DEFERRED). Nothing in a save reads a new slot's row back."""
+    DEFERRABLE INITIALLY DEFERRED). Nothing in a save reads a new slot's row back. The `room.open` op rows of the
+    rooms it opens wait for `flush()` too (one insert), written before the slots, as `slot_assign` orders them."""
 
     palace: Palace
     actor: Actor
@@ -115,6 +133,7 @@ class SlotAllocator:
     _last_stop: int | None = None
     _ids: list[int] = field(default_factory=list)
     _pending: list[tuple[Slot, TourStop]] = field(default_factory=list)
+    _ops: list[OpEntry] = field(default_factory=list)  # room.open rows waiting for `flush` (defer)
 
     def assign(self, kind: str) -> Slot:
         if kind not in ROOM_NAMES:
@@ -122,14 +141,19 @@ class SlotAllocator:
         if not self._locked:
             Palace.objects.select_for_update().filter(pk=self.palace.pk).values_list("pk", flat=True).first()
             self._locked = True
-        if kind not in self._rooms:
-            room = Room.objects.filter(palace=self.palace, kind=kind).order_by("-ordinal").first()
-            used = (Slot.objects.filter(room=room).aggregate(m=Max("number"))["m"] or 0) if room is not None else 0
-            self._rooms[kind] = (room, used)
-        room, used = self._rooms[kind]
+        if not self._rooms:
+            self._rooms = self._last_rooms()
+        room, used = self._rooms.get(kind, (None, 0))
         if room is None or used >= room.capacity:
-            ordinal = 1 if room is None else room.ordinal + 1
-            room, used = _open_room(palace=self.palace, kind=kind, ordinal=ordinal, actor=self.actor), 0
+            room = _open_room(
+                palace=self.palace,
+                kind=kind,
+                ordinal=1 if room is None else room.ordinal + 1,
+                actor=self.actor,
+                previous=None if room is None else room.name,
+                ops=self._ops if self.defer else None,
+            )
+            used = 0
         self._rooms[kind] = (room, used + 1)
         if self._last_stop is None:
             self._last_stop = TourStop.objects.filter(palace=self.palace).aggregate(m=Max("seq"))["m"] or 0
@@ -141,6 +165,19 @@ class SlotAllocator:
         slot = Slot(id=self._next_id(), palace=self.palace, room=room, number=used + 1)
         self._pending.append((slot, TourStop(palace=self.palace, seq=self._last_stop, slot=slot)))
         return slot
+
+    def _last_rooms(self) -> dict[str, tuple[Room | None, int]]:
+        """Each kind's last room and its highest slot number, in one query (what `slot_assign` reads per kind)."""
+        highest = Slot.objects.filter(room=OuterRef("pk")).order_by().values("room").annotate(m=Max("number"))
+        rooms = (
+            Room.objects.filter(palace=self.palace)
+            .order_by("kind", "-ordinal")
+            .distinct("kind")
+            .annotate(used=Subquery(highest.values("m")))
+        )
+        found: dict[str, tuple[Room | None, int]] = dict.fromkeys(ROOM_NAMES, (None, 0))
+        found.update((room.kind, (room, room.used or 0)) for room in rooms)
+        return found
 
     def _next_id(self) -> int:
         if not self._ids:
@@ -155,10 +192,12 @@ class SlotAllocator:
     def flush(self) -> None:
         """Insert the deferred slots and tour stops (one statement each), inside the transaction that gave them.
         Ids reserved and not used are gaps in the sequence, as a rolled-back insert leaves."""
+        if self._ops:  # the rooms this chunk opened, before the memories in them (as `slot_assign` orders them)
+            oplog_write_many(op="room.open", actor=self.actor, entries=self._ops)
         if self._pending:
             Slot.objects.bulk_create([slot for slot, _ in self._pending])
             TourStop.objects.bulk_create([stop for _, stop in self._pending])
-        self._pending = []
+        self._pending, self._ops = [], []
 
     def forget(self) -> None:
         """Lock and read the rooms and the tour afresh on the next slot (a lock taken inside a savepoint that rolled
@@ -166,4 +205,4 @@ class SlotAllocator:
         self._locked = False
         self._rooms.clear()
         self._last_stop = None
-        self._pending = []
+        self._pending, self._ops = [], []

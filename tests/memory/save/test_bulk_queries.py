@@ -6,6 +6,8 @@ item fails, so a chunk's queries per item stay under a pinned bound while every 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -23,7 +25,7 @@ from memory.save import (
     memory_save_bulk,
 )
 from palace.actors import Actor
-from palace.models import OpLog, Palace, TourStop
+from palace.models import OpLog, Palace, Room, TourStop
 
 # Measured for this chunk: 187 queries when every item asked for itself (18.7 an item), then 109 (10.9), 68 (6.8: op
 # rows and edges one insert each, the scan set once, no savepoint an item), 47 now (4.7: entity links, slots and
@@ -98,3 +100,42 @@ def test_a_chunk_prepared_ahead_with_a_stale_context_gets_the_right_one(
     (vector,), _ = embed_texts([derive_texts(p, _TOPICS[0])[1]])
     assert np.allclose(np.asarray(stored.embedding), vector, atol=1e-6)
     assert Edge.objects.filter(from_memory=latest.memory, to_memory=stored, kind=Edge.Kind.NEXT).exists()
+
+
+def test_rooms_a_chunk_opens_cost_two_queries_each_and_are_logged_before_their_memories(
+    alice_palace: Palace, project: Palace, alice_actor: Actor, settings: Any
+) -> None:
+    # The same ten decisions in two empty palaces: one whose rooms hold them all, one whose rooms hold two each, so
+    # the chunk opens four more rooms. Each opening asks whether its name is free and inserts the room; the full
+    # room's name is the one the allocator holds, and the room.open op rows wait for the chunk's end (one insert).
+    items = [SaveItem(content=f"We decided that from now on: {text}", kind="decision") for text in _TOPICS * 2]
+    items = [SaveItem(content=f"{item.content} (number {i})", kind="decision") for i, item in enumerate(items)]
+
+    def save_into(palace: Palace) -> int:
+        with CaptureQueriesContext(connection) as queries:
+            results = memory_save_bulk(palace=palace, actor=alice_actor, items=items, source="backfill").items
+        assert all(isinstance(r, SaveResult) and r.memory is not None for r in results), results
+        return len(queries)
+
+    settings.ATRIUM_ROOM_CAPACITY = 100
+    roomy = save_into(alice_palace)
+    settings.ATRIUM_ROOM_CAPACITY = 2
+    cramped = save_into(project)
+
+    rooms = list(
+        Room.objects.filter(palace=project, kind="decision").order_by("ordinal").values_list("name", flat=True)
+    )
+    assert rooms == ["Decision Chamber", *(f"Decision Chamber-{n}" for n in range(2, 6))]
+    assert cramped - roomy <= 2 * 4 + 1, (
+        roomy,
+        cramped,
+    )  # was 5 a room: its full neighbour's name read twice, an op row each
+    opened = list(OpLog.objects.filter(op="room.open", palace=project).order_by("id"))
+    assert [(o.detail["room"], o.reason) for o in opened] == [
+        (rooms[n], f"{rooms[n - 1]} is full") for n in range(1, 5)
+    ]
+    first_save = OpLog.objects.filter(op="memory.save", palace=project).order_by("id").first()
+    assert first_save is not None and all(o.pk < first_save.pk for o in opened)
+    saved = Memory.objects.filter(palace=project).order_by("id")
+    assert [(m.slot.room.name, m.slot.number) for m in saved] == [(rooms[i // 2], i % 2 + 1) for i in range(10)]
+    assert not OpLog.objects.filter(op="room.open", palace=alice_palace).exists()  # control: no room opened there
