@@ -34,8 +34,7 @@ from typing import Annotated, Any
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Q, QuerySet
-from django.db.models.expressions import RawSQL
+from django.db.models import F, Lookup, Q, QuerySet
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from memory.knowledge.people import is_role_name
@@ -311,12 +310,23 @@ def _in_text(entities: list[_ModelEntity], text: str) -> list[Mention]:
 # --- extraction by rule -------------------------------------------------------------------------------------------
 
 
+class _AnyOf(Lookup):
+    """`column = ANY(%s)`: the right-hand side is one list, bound as one array parameter."""
+
+    lookup_name = "any_of"
+    prepare_rhs = False
+
+    def as_sql(self, compiler: Any, connection: Any) -> Any:
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        return f"{lhs} = ANY(%s)", (*lhs_params, list(self.rhs))
+
+
 def _matching(*, palace: Palace, keys: list[str]) -> QuerySet[Entity]:
     """The palace's live entities whose key or an alias key is one of `keys`. The keys go as one array parameter
-    (`= ANY`), not an IN list of one parameter each: a bulk chunk's texts give thousands of keys, and a parameter
-    each cost more Python to compile and bind than the query cost PostgreSQL."""
+    (`key = ANY(%s)`), not an IN list of one parameter each: a bulk chunk's texts give thousands of keys, and a
+    parameter each cost more Python to compile and bind than the query cost PostgreSQL."""
     return Entity.objects.filter(palace=palace, merged_into__isnull=True).filter(
-        Q(key__in=RawSQL("SELECT unnest(%s::text[])", (keys,))) | Q(alias_keys__overlap=keys)
+        Q(_AnyOf(F("key"), keys)) | Q(alias_keys__overlap=keys)
     )
 
 

@@ -7,6 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
 from memory.knowledge import entities_extract_many
 from memory.knowledge.extraction import Note
 from memory.lifecycle import memory_forget
@@ -49,7 +52,14 @@ def test_entities_found_for_a_chunk_are_each_notes_own(alice_palace: Palace, ali
         Note(text="Lunch is at noon."),
     ]
 
-    found: Any = entities_extract_many(palace=alice_palace, notes=notes)
+    with CaptureQueriesContext(connection) as queries:
+        found: Any = entities_extract_many(palace=alice_palace, notes=notes)
+
+    # One lookup for the chunk, its keys bound as one array (a failed batch query falls back to one a note, which
+    # gives the same names: only the count tells them apart).
+    lookups = [q["sql"] for q in queries if 'FROM "memory_entity"' in q["sql"]]
+    assert len(lookups) == 1, lookups
+    assert "= ANY(" in lookups[0] and " IN (" not in lookups[0]
 
     names = [{m.name for m in e.mentions if m.source == "rules"} for e in found]
     assert "Priya Raman" in names[0] and "Kubernetes" not in names[0]
