@@ -20,6 +20,7 @@ processed by one worker at a time (a PostgreSQL advisory lock on its id); anothe
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Count, QuerySet
 from django.utils import timezone
 
 from capture.extraction import extract_turn, summarize_session
@@ -36,7 +38,7 @@ from memory.save import ItemError, SaveItem, SaveResult, memory_save_bulk
 from memory.text import truncate_to_chars
 from palace.actors import Actor
 from palace.locks import advisory_lock
-from palace.oplog import oplog_write
+from palace.oplog import OpEntry, oplog_write, oplog_write_many
 
 log = logging.getLogger(__name__)
 
@@ -257,42 +259,89 @@ def _fail(*, turn: CaptureTurn, error: str, result: ProcessResult) -> None:
         result.retry += 1
 
 
+SUMMARY_TURNS = 200  # the first turns of a session its summary is made from
+
+
 def _summarise(*, session: CaptureSession, actor: Actor, now: datetime, result: ProcessResult) -> None:
     """The session's one-sentence summary, (re)made when a user turn was done since the last one."""
     user_done = CaptureTurn.objects.filter(session=session, role=CaptureTurn.Role.USER, state=DONE).count()
     if user_done == 0 or (session.summary and session.summary_turns >= user_done):
         return
-    turns = list(
-        CaptureTurn.objects.filter(session=session, state__in=[DONE, SKIPPED])
+    turns = list(_summary_turns([session.pk]).values_list("role", "text")[:SUMMARY_TURNS])
+    made = _summary_of(session, turns=[(role, text) for role, text in turns], user_done=user_done)
+    if made is not None:
+        with transaction.atomic():
+            session.save(update_fields=_SUMMARY_FIELDS)
+            oplog_write(op="capture.session", actor=actor, **vars(made))
+        result.summary = session.summary
+
+
+def capture_sessions_summarise(*, session_ids: Sequence[int]) -> dict[int, str]:
+    """`_summarise` for many sessions whose turns are all processed (a backfill's finished sessions), asking once
+    for all of them what it asks per session: the sessions, their done user turns, their turns; one update, and
+    one insert of op rows a sender. The caller serialises writers of these sessions (a backfill run holds its
+    run's advisory lock, and a live capture never touches a backfill's sessions: capture_pending_sessions).
+    Returns each summarised session's new summary."""
+    sessions = {
+        s.pk: s for s in CaptureSession.objects.select_related("user", "palace").filter(pk__in=list(session_ids))
+    }
+    done = dict(
+        CaptureTurn.objects.filter(session_id__in=list(sessions), role=CaptureTurn.Role.USER, state=DONE)
+        .values("session_id")
+        .annotate(n=Count("id"))
+        .values_list("session_id", "n")
+    )
+    due = sorted(pk for pk, s in sessions.items() if done.get(pk) and not (s.summary and s.summary_turns >= done[pk]))
+    if not due:
+        return {}
+    texts: dict[int, list[tuple[str, str]]] = {pk: [] for pk in due}
+    for pk, role, text in _summary_turns(due).values_list("session_id", "role", "text"):
+        if len(texts[pk]) < SUMMARY_TURNS:
+            texts[pk].append((role, text))
+    made = [(sessions[pk], _summary_of(sessions[pk], turns=texts[pk], user_done=done[pk])) for pk in due]
+    kept = [(session, entry) for session, entry in made if entry is not None]
+    with transaction.atomic():
+        CaptureSession.objects.bulk_update([session for session, _ in kept], _SUMMARY_FIELDS)
+        for _, run in itertools.groupby(kept, key=lambda pair: (pair[0].user_id, pair[0].token_id)):
+            rows = list(run)
+            oplog_write_many(op="capture.session", actor=_actor(rows[0][0]), entries=[entry for _, entry in rows])
+    return {session.pk: session.summary for session, _ in kept}
+
+
+_SUMMARY_FIELDS = ["summary", "summary_method", "summary_fallback", "summary_turns"]
+
+
+def _summary_turns(session_ids: Sequence[int]) -> QuerySet[CaptureTurn]:
+    """The turns a summary reads: processed, with text, no tool turns; by session, in order."""
+    return (
+        CaptureTurn.objects.filter(session_id__in=list(session_ids), state__in=[DONE, SKIPPED])
         .exclude(role=CaptureTurn.Role.TOOL)
         .exclude(text="")
-        .order_by("index")
-        .values_list("role", "text")[:200]
+        .order_by("session_id", "index")
     )
+
+
+def _summary_of(session: CaptureSession, *, turns: list[tuple[str, str]], user_done: int) -> OpEntry | None:
+    """Summarise (model or rules, labelled) into `session`'s fields, unsaved; its op row. None when it failed."""
     try:
-        summary = summarize_session(turns=[(role, text) for role, text in turns])
+        summary = summarize_session(turns=turns)
     except Exception:  # the summary is kept for the next pass; the turns are saved already
         log.exception("capture: summarising session %s failed", session.pk)
-        return
-    with transaction.atomic():
-        session.summary, session.summary_method = summary.text, summary.method
-        session.summary_fallback, session.summary_turns = summary.fallback_reason[:200], user_done
-        session.save(update_fields=["summary", "summary_method", "summary_fallback", "summary_turns"])
-        oplog_write(
-            op="capture.session",
-            actor=actor,
-            palace=session.palace,
-            target_kind="capture_session",
-            target_id=session.pk,
-            detail={
-                "session": session.key,
-                "method": summary.method,
-                "fallback": summary.fallback_reason,
-                "turns": user_done,
-                "source": session.source,
-            },
-        )
-    result.summary = summary.text
+        return None
+    session.summary, session.summary_method = summary.text, summary.method
+    session.summary_fallback, session.summary_turns = summary.fallback_reason[:200], user_done
+    return OpEntry(
+        palace=session.palace,
+        target_kind="capture_session",
+        target_id=session.pk,
+        detail={
+            "session": session.key,
+            "method": summary.method,
+            "fallback": summary.fallback_reason,
+            "turns": user_done,
+            "source": session.source,
+        },
+    )
 
 
 def capture_pending_sessions(*, limit: int = 100) -> list[int]:

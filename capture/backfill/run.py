@@ -46,7 +46,7 @@ from django.utils import timezone
 from capture.backfill.progress import backfill_progress_publish
 from capture.extraction import extract_turn
 from capture.models import BackfillRun, CaptureSession, CaptureTurn
-from capture.processing import FACT_CONFIDENCE, MAX_ATTEMPTS, capture_session_process
+from capture.processing import FACT_CONFIDENCE, MAX_ATTEMPTS, capture_sessions_summarise
 from memory.save import (
     Chunk,
     ItemError,
@@ -396,14 +396,14 @@ def _summarise_finished(
     *, run: BackfillRun, sessions: set[int] | None, besides: AbstractSet[int] = frozenset()
 ) -> set[int]:
     """The summary of each session (of `sessions`, or all of the run's but `besides`) that has no pending turn left
-    and whose summary does not cover its done user turns yet (capture.processing writes it, labelled, with its op
-    row); the ids of the sessions it processed."""
+    and whose summary does not cover its done user turns yet (capture.processing writes them, labelled, with an op
+    row each); the ids of the sessions it looked at."""
     rows = CaptureSession.objects.filter(backfill_run=run)
     if sessions is not None:
         rows = rows.filter(pk__in=sessions)
     finished = set(rows.exclude(turns__state=PENDING).values_list("pk", flat=True).distinct()) - besides
-    for session_id in sorted(finished):
-        capture_session_process(session_id=session_id)
+    if finished:  # all at once: the run's advisory lock keeps every other writer off its sessions
+        capture_sessions_summarise(session_ids=sorted(finished))
     return finished
 
 

@@ -226,3 +226,46 @@ def test_starting_a_run_stores_all_sessions_in_a_few_queries_whatever_their_numb
     assert many > few
     per_extra_session = (many_queries - few_queries) / (many - few)
     assert per_extra_session <= 4, (per_extra_session, sql)
+
+
+def test_finished_sessions_are_summarised_together_in_a_few_queries_whatever_their_number(alice: Any) -> None:
+    # A backfill summarised its finished sessions one capture call each (about 8 queries a session); they are
+    # summarised together now: the same summaries, labelled, an op row each, in a number of queries that does not
+    # grow with the sessions. A session whose summary already covers its done user turns is left alone.
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from capture.processing import capture_sessions_summarise
+    from ops.bench.ingest import synthetic_sessions
+
+    run = backfill_start(
+        user=alice,
+        sessions=synthetic_sessions(turns=160, seed=7),
+        rules=BackfillRules(window_days=0),
+        files=["bench"],
+        use_git=False,
+    )
+    assert backfill_run_process(run_id=run.pk).state == "done"
+    sessions = list(CaptureSession.objects.filter(backfill_run=run).order_by("pk"))
+    made = {s.pk: (s.summary, s.summary_method) for s in sessions}
+    assert all(summary and method == "rules" for summary, method in made.values())
+    CaptureSession.objects.filter(backfill_run=run).update(summary="", summary_turns=0)
+    mark = OpLog.objects.order_by("-pk").values_list("pk", flat=True).first()  # the op log is append-only
+
+    counted = []
+    for group in (sessions[:4], sessions[4:]):
+        with CaptureQueriesContext(connection) as queries:
+            summaries = capture_sessions_summarise(session_ids=[s.pk for s in group])
+        assert summaries == {s.pk: made[s.pk][0] for s in group}  # the same summary the run made
+        counted.append(len(queries))
+    assert len(sessions) - 4 > 4 and counted[1] <= counted[0], counted
+    ops = OpLog.objects.filter(op="capture.session", target_id__in=made, pk__gt=mark).order_by("pk")
+    assert [o.target_id for o in ops] == list(made)  # one each, in order
+    assert {o.detail["method"] for o in ops} == {"rules"} and {o.actor_user_id for o in ops} == {alice.pk}
+    for session in CaptureSession.objects.filter(backfill_run=run):
+        assert (session.summary, session.summary_method) == made[session.pk] and session.summary_turns > 0
+
+    with CaptureQueriesContext(connection) as queries:  # control: every summary is current, nothing to write
+        assert capture_sessions_summarise(session_ids=list(made)) == {}
+    assert OpLog.objects.filter(op="capture.session", target_id__in=made, pk__gt=mark).count() == len(made)
+    assert not [q for q in queries if q["sql"].startswith(("UPDATE", "INSERT"))]
