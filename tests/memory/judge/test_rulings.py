@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from memory.judge import (
     Disposition,
@@ -283,9 +285,14 @@ def test_records_beyond_the_bound_are_pruned_per_palace(
     judged = Judged(Disposition("defer", contradicts=(n,)), (ruling,))
     adjudications_record(palace=project, judged=judged, new_memory=None, new_text="p", edges={})
     for _ in range(55):
-        adjudications_record(palace=alice_palace, judged=judged, new_memory=None, new_text="x", edges={})
+        with CaptureQueriesContext(connection) as queries:
+            adjudications_record(palace=alice_palace, judged=judged, new_memory=None, new_text="x", edges={})
     assert Adjudication.objects.filter(palace=alice_palace).count() == 50
     assert Adjudication.objects.filter(palace=project).count() == 1  # another palace's records are its own
+    # One statement that looks each old ruling's edge up by its key: the edge join Django turned into
+    # "id IN (SELECT ...)" ran for minutes as a nested loop on rows PostgreSQL's statistics had not seen.
+    deletes = [q["sql"] for q in queries if q["sql"].startswith("DELETE")]
+    assert len(deletes) == 1 and "NOT EXISTS" in deletes[0] and " IN (SELECT" not in deletes[0], deletes
 
 
 def test_pruning_keeps_every_ruling_an_open_contradiction_points_to(
