@@ -26,12 +26,13 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from memory.judge import adjudications_prune
+from memory.judge import Neighbour, adjudications_prune
 from memory.knowledge import Extraction
 from memory.models import Memory
 from memory.save.derived_texts import derive_texts, embed_texts
 from memory.save.input import Prepared, SaveItem, check_source, prepare_item
-from memory.save.neighbours import nearest_scan_set
+from memory.save.neighbours import nearest_many, nearest_scan_set
+from memory.save.pending import PendingMemories
 from memory.save.pipeline import (
     Deferred,
     SaveResult,
@@ -259,13 +260,21 @@ def _write_items(
     extractions, forgotten = ex
     slots = SlotAllocator(palace=palace, actor=actor, defer=not isolate, reserve=len(prepared))
     deferred = Deferred()
+    pending = None if isolate else PendingMemories(reserve=len(prepared))
     lock_palace(palace)
     nearest_scan_set()
-    for (i, p), (search_text, _), vector, extraction in zip(
-        prepared, chunk.texts, chunk.vectors, extractions, strict=True
+    # The neighbours each item has among the rows before the chunk, in one statement; the chunk's own memories are
+    # added to them as they are made (pending). Not when a restore may bring a forgotten memory back mid-chunk.
+    known: list[list[Neighbour] | None] = [None] * len(prepared)
+    if pending is not None and not forgotten:
+        known = list(nearest_many(palace=palace, vectors=chunk.vectors, status=Memory.Status.ACTIVE))
+    for (i, p), (search_text, _), vector, extraction, mine_known in zip(
+        prepared, chunk.texts, chunk.vectors, extractions, known, strict=True
     ):
         if forgotten and p.restore:
             # a restore writes its op row at once: the rows before it go first
+            if pending is not None:
+                pending.flush()
             deferred.flush(palace=palace, actor=actor, now=now)
         mine = Deferred()
         try:
@@ -285,6 +294,8 @@ def _write_items(
                     forgotten=forgotten,
                     slots=slots,
                     deferred=mine,
+                    pending=pending,
+                    known=mine_known,
                 )
         except Exception as exc:  # one bad item must not sink the batch; it is reported, never swallowed
             if not isolate:
@@ -298,6 +309,8 @@ def _write_items(
         results[i] = result
         if p.source_session and _inserted(result):
             previous[p.source_session] = result.memory  # the session's latest memory now
+    if pending is not None:
+        pending.flush()
     slots.flush()
     deferred.flush(palace=palace, actor=actor, now=now)
     adjudications_prune(palace=palace)  # once for the chunk, not after every item

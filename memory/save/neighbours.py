@@ -3,6 +3,8 @@ memories) and what tombstone matching compares it with (the forgotten ones). One
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import connection
 
 from memory.judge import Neighbour
@@ -50,8 +52,45 @@ def nearest(
                 [literal, palace.pk, status, limit],
             )
             rows = cursor.fetchall()
+    return _neighbours(rows)
+
+
+def _neighbours(rows: list[tuple[Any, ...]]) -> list[Neighbour]:
     rows.sort(key=lambda r: float(r[5]))  # relaxed_order: the index order is approximate
     return [
         Neighbour(id=pk, kind=kind, content=content, placard=placard, speaker=speaker, similarity=1.0 - float(distance))
         for pk, kind, content, placard, speaker, distance in rows
     ]
+
+
+def nearest_many(
+    *, palace: Palace, vectors: list[list[float] | None], status: str, limit: int = NEIGHBOURS
+) -> list[list[Neighbour]]:
+    """`nearest` for each of many vectors (a bulk chunk's items, before any of them is written) in one statement:
+    one index search a vector, joined with UNION ALL and told apart by their position. A vector the index finds
+    nothing for is asked exactly on its own, as `nearest` does (once the palace is known to have any such row: a new
+    palace's first chunk asks nothing more). The caller has run `nearest_scan_set`."""
+    asked = [(i, vector_literal(v)) for i, v in enumerate(vectors) if v is not None]
+    found: list[list[tuple[Any, ...]]] = [[] for _ in vectors]
+    if not asked:
+        return [[] for _ in vectors]
+    # Constants only (the columns, the filter, the distance): every value is a parameter.
+    one = f"(SELECT %s AS i, {_COLUMNS} FROM memory_memory m WHERE {_WHERE} ORDER BY {HALF_DISTANCE} LIMIT %s)"  # noqa: S608
+    params: list[Any] = []
+    for i, literal in asked:
+        params += [i, literal, palace.pk, status, literal, limit]
+    with connection.cursor() as cursor:
+        cursor.execute(" UNION ALL ".join([one] * len(asked)), params)
+        for i, *row in cursor.fetchall():
+            found[i].append(tuple(row))
+        empty = [(i, literal) for i, literal in asked if not found[i]]
+        if empty:  # nothing from the index: is there anything at all (a new palace has nothing to ask exactly)?
+            cursor.execute(f"SELECT EXISTS (SELECT 1 FROM memory_memory m WHERE {_WHERE})", [palace.pk, status])  # noqa: S608
+            empty = empty if cursor.fetchone()[0] else []
+        for i, literal in empty:
+            cursor.execute(
+                f"SELECT {_COLUMNS} FROM memory_memory m WHERE {_WHERE} ORDER BY d LIMIT %s",  # noqa: S608
+                [literal, palace.pk, status, limit],
+            )
+            found[i] = cursor.fetchall()
+    return [_neighbours(rows) for rows in found]

@@ -25,6 +25,7 @@ from memory.judge import (
     MERGE,
     Disposition,
     Judged,
+    Neighbour,
     adjudications_record,
     describe,
     judge_dispose,
@@ -37,6 +38,7 @@ from memory.save.derived_texts import derive_texts, embed_texts
 from memory.save.importance import importance_for
 from memory.save.input import Prepared, SaveItem, check_source, prepare_item
 from memory.save.neighbours import nearest
+from memory.save.pending import PendingMemories
 from memory.save.tombstones import tombstone_check
 from palace.actors import Actor
 from palace.kinds import KindName
@@ -164,17 +166,23 @@ def _merge(
     entities: Linked,
     palace: Palace,
     deferred: Deferred,
+    pending: PendingMemories | None = None,
 ) -> Memory:
     """Reinforce an existing memory with a restatement: confidence up, a hit, the new provenance kept, the
-    restatement's entities linked to it."""
-    target = Memory.objects.select_for_update().get(pk=target_id)
+    restatement's entities linked to it. A memory of the same bulk chunk not inserted yet (`pending`) is
+    reinforced in place and inserted so."""
+    held = pending.get(target_id) if pending is not None else None
+    target = held if held is not None else Memory.objects.select_for_update().get(pk=target_id)
     target.confidence = min(1.0, round(target.confidence + CONFIDENCE_MERGE_STEP, 6))
     target.hit_count += 1
     target.last_accessed_at = now
     target.sources = [*target.sources, _provenance(p=p, source=source, actor=actor, now=now)]
     if p.redactions:
         target.redactions = sorted(set(target.redactions) | set(p.redactions))
-    target.save(update_fields=["confidence", "hit_count", "last_accessed_at", "sources", "redactions", "updated_at"])
+    if held is None:
+        target.save(
+            update_fields=["confidence", "hit_count", "last_accessed_at", "sources", "redactions", "updated_at"]
+        )
     deferred.op(
         "memory.merge",
         actor=actor,
@@ -210,10 +218,12 @@ def create_memory(
     now: datetime,
     supersedes: Memory | None = None,
     slots: SlotAllocator | None = None,
+    pending: PendingMemories | None = None,
 ) -> Memory:
     """Insert the memory, slotted (a correction inherits its predecessor's slot). A new memory's importance is the
     caller's or the rule's (memory/save/importance.py); one that starts below the decay threshold is not enrolled for
-    review unless asked, so it may fade (memory/jobs/decay.py). `slots`: a bulk save's allocator for its chunk."""
+    review unless asked, so it may fade (memory/jobs/decay.py). `slots`: a bulk save's allocator for its chunk;
+    `pending`: its held memories (memory/save/pending.py), where this one waits for the chunk's insert."""
     importance = importance_for(kind=p.kind, content=p.content, explicit=p.importance).value
     if p.enrol_review is not None:
         enrolled = p.enrol_review
@@ -256,7 +266,11 @@ def create_memory(
         memory.confidence = supersedes.confidence
         memory.importance = supersedes.importance if p.importance is None else p.importance
         memory.version = supersedes.version + 1
-    memory.save()
+    if pending is not None:
+        memory.id = pending.next_id()
+        pending.add(memory, vector)
+    else:
+        memory.save()
     return memory
 
 
@@ -281,6 +295,8 @@ def save_prepared(
     forgotten: bool = True,
     slots: SlotAllocator | None = None,
     deferred: Deferred | None = None,
+    pending: PendingMemories | None = None,
+    known: list[Neighbour] | None = None,
 ) -> SaveResult:
     """Steps 5-6 of the pipeline, inside one transaction: dispose, write, slot, link (edges, entities), op row.
     `bulk` (memory/save/bulk.py): the rules dispose alone and their rulings are recorded labelled `bulk`.
@@ -289,14 +305,18 @@ def save_prepared(
     `slots` (a bulk save's chunk): the caller holds the palace lock for the chunk and a savepoint around this item,
     so neither is taken again here, and the slots come from the chunk's allocator; it has also set the neighbour
     scan for its transaction (memory/save/neighbours.py). `deferred` (a bulk save's): the op rows and `next` edges
-    wait there for the end of the chunk."""
+    wait there for the end of the chunk; `pending` (a bulk save's): its new memories too (memory/save/pending.py),
+    and `known`: this item's neighbours among the rows before the chunk, asked for the whole chunk at once
+    (memory/save/neighbours.py `nearest_many`); the held memories are added to them, or to what `nearest` finds."""
     deferred = deferred if deferred is not None else _NOT_DEFERRED
     with transaction.atomic(savepoint=slots is None):
         if slots is None:
             lock_palace(palace)
         judged = Judged(Disposition(ACCEPT))
         if vector is not None:
-            neighbours = nearest(palace=palace, vector=vector, status=Memory.Status.ACTIVE, scan_set=slots is not None)
+            if known is None:
+                known = nearest(palace=palace, vector=vector, status=Memory.Status.ACTIVE, scan_set=slots is not None)
+            neighbours = pending.nearest(vector=vector, found=known) if pending is not None else known
             judged = judge_dispose(content=p.content, kind=p.kind, speaker=p.speaker, neighbours=neighbours, bulk=bulk)
         decision = judged.disposition
         if decision.merge_into is not None:
@@ -311,6 +331,7 @@ def save_prepared(
                 entities=linked,
                 palace=palace,
                 deferred=deferred,
+                pending=pending,
             )
             adjudications_record(
                 palace=palace, judged=judged, new_memory=None, new_text=p.content, edges={}, prune=slots is None
@@ -342,7 +363,15 @@ def save_prepared(
                 restored=tomb.restored,
             )
         memory = create_memory(
-            palace=palace, p=p, source=source, actor=actor, vector=vector, search_text=search_text, now=now, slots=slots
+            palace=palace,
+            p=p,
+            source=source,
+            actor=actor,
+            vector=vector,
+            search_text=search_text,
+            now=now,
+            slots=slots,
+            pending=pending,
         )
         linked = deferred.link(palace=palace, memory_id=memory.pk, extraction=extraction, now=now)
         # One insert for all of them (PostgreSQL returns the ids of a bulk insert).

@@ -83,3 +83,61 @@ def test_a_bulk_save_takes_any_number_of_items_and_reports_each_at_its_index(
     assert len(edges) > MAX_BATCH_ITEMS
     rulings = dict(Adjudication.objects.filter(edge_id__in=edges).values_list("edge_id", "fallback_reason"))
     assert rulings == dict.fromkeys(edges, "bulk")
+
+
+def test_a_chunk_disposes_each_item_as_saving_them_one_by_one_would(alice: Any, bob: Any) -> None:
+    # A chunk holds its new memories until its end (memory/save/pending.py) and asks the neighbours of all its items
+    # among the rows before it in one statement: an item's neighbours are those rows plus the chunk's earlier new
+    # memories. The same items saved one by one (each an inserted row before the next) in another palace must get
+    # the same dispositions, against the same memories: restating a memory from before the chunk, restating an
+    # earlier item of the chunk, contradicting either, and new ones.
+    from palace.models import Palace as PalaceModel
+
+    before = [OLD, "Code review needs two approvals.", "Alice prefers dark mode in every editor."]
+    items = [
+        "The API server listens on port 8000.",  # restates a memory from before the chunk
+        "The nightly backup runs at 02:00 UTC.",  # new
+        "Code review needs two approvals.",  # restates one from before
+        "The nightly backup runs at 02:00 UTC.",  # restates an earlier item of the chunk
+        "The nightly backup runs at 03:00 UTC.",  # contradicts an earlier item of the chunk
+        NEW,  # contradicts one from before
+        "Deploys to production happen on Thursdays after the standup.",  # new
+        "Deploys to production happen on Thursdays after the standup.",  # restates the item before
+    ]
+
+    def run(user: Any, bulk: bool) -> list[tuple[str, Any, list[Any]]]:
+        palace, actor = PalaceModel.objects.get(personal_owner=user), Actor.for_user(user)
+        for text in before:
+            memory_save(palace=palace, actor=actor, content=text, kind="fact", source="backfill")
+        if bulk:
+            results = memory_save_bulk(
+                palace=palace,
+                actor=actor,
+                items=[{"content": t, "kind": "fact"} for t in items],
+                source="backfill",
+                chunk_items=len(items),
+            ).items
+        else:
+            results = [
+                memory_save_bulk(
+                    palace=palace, actor=actor, items=[{"content": t, "kind": "fact"}], source="backfill"
+                ).items[0]
+                for t in items
+            ]
+        assert all(isinstance(r, SaveResult) for r in results), results
+        # by content, so the two palaces' ids compare
+        content = {m.pk: m.content for m in palace.memories.all()}
+        out = []
+        for r in results:
+            assert isinstance(r, SaveResult)
+            target = content.get(r.merged_into) if r.merged_into else None
+            against = sorted(content[e.to_memory_id] for e in Edge.objects.filter(pk__in=r.edges))
+            out.append((r.disposition, target, against))
+        return out
+
+    chunked, one_by_one = run(alice, bulk=True), run(bob, bulk=False)
+    assert chunked == one_by_one
+    dispositions = [d for d, _, _ in chunked]
+    assert dispositions[0] == dispositions[2] == dispositions[3] == dispositions[7] == "merge"  # all four kinds met
+    assert chunked[3][1] == "The nightly backup runs at 02:00 UTC." and chunked[4][2] == [chunked[3][1]]
+    assert chunked[5][2] == [OLD]
