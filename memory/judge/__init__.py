@@ -17,7 +17,16 @@ from memory.judge.config import (
     key_mask,
 )
 from memory.judge.dispositions import ACCEPT, DEFER, DROP, MERGE, Disposition, Neighbour, dispose
-from memory.judge.rulings import Judged, adjudications_prune, adjudications_record, describe, judge_dispose, save_hint
+from memory.judge.rulings import (
+    Judged,
+    adjudication_rows,
+    adjudications_prune,
+    adjudications_record,
+    adjudications_write,
+    describe,
+    judge_dispose,
+    save_hint,
+)
 from memory.judge.selectors import adjudication_why, adjudications_for_edges, adjudications_recent, contradictions_open
 
 __all__ = [
@@ -30,11 +39,13 @@ __all__ = [
     "JudgeConfig",
     "Judged",
     "Neighbour",
+    "adjudication_rows",
     "adjudication_why",
     "adjudications_for_edges",
     "adjudications_prune",
     "adjudications_recent",
     "adjudications_record",
+    "adjudications_write",
     "contradictions_open",
     "describe",
     "dispose",

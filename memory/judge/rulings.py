@@ -263,34 +263,48 @@ def adjudications_record(
 ) -> list[Adjudication]:
     """Persist the rulings (inside the save's transaction), then prune the palace's oldest beyond the bound
     (`prune` False: a bulk save prunes once for its chunk, `adjudications_prune`)."""
-    rows = Adjudication.objects.bulk_create(
-        [
-            Adjudication(
-                palace=palace,
-                verdict=r.verdict,
-                contradiction=r.neighbour.id in edges,
-                p_same=r.p_same,
-                p_contradiction=r.p_contradiction,
-                similarity=round(r.neighbour.similarity, 4),
-                model_took_part=r.model_took_part,
-                model_name=r.model_name,
-                elapsed_ms=r.elapsed_ms,
-                fallback_reason=r.fallback_reason,
-                reason=r.reason,
-                new_memory=new_memory,
-                neighbour_id=r.neighbour.id,
-                new_text=truncate_to_chars(new_text, 300),
-                edge=edges.get(r.neighbour.id),
-            )
-            for r in judged.rulings
-        ]
-    )
+    rows = adjudications_write(
+        palace=palace, rows=adjudication_rows(palace=palace, judged=judged, new_memory=new_memory, new_text=new_text,
+                                              edges=edges),
+    )  # fmt: skip
+    if rows and prune:
+        adjudications_prune(palace=palace)
+    return rows
+
+
+def adjudication_rows(
+    *, palace: Palace, judged: Judged, new_memory: Memory | None, new_text: str, edges: dict[int, Edge]
+) -> list[Adjudication]:
+    """The rulings as unsaved rows (a bulk chunk writes its rows at its end, `adjudications_write`)."""
+    return [
+        Adjudication(
+            palace=palace,
+            verdict=r.verdict,
+            contradiction=r.neighbour.id in edges,
+            p_same=r.p_same,
+            p_contradiction=r.p_contradiction,
+            similarity=round(r.neighbour.similarity, 4),
+            model_took_part=r.model_took_part,
+            model_name=r.model_name,
+            elapsed_ms=r.elapsed_ms,
+            fallback_reason=r.fallback_reason,
+            reason=r.reason,
+            new_memory=new_memory,
+            neighbour_id=r.neighbour.id,
+            new_text=truncate_to_chars(new_text, 300),
+            edge=edges.get(r.neighbour.id),
+        )
+        for r in judged.rulings
+    ]
+
+
+def adjudications_write(*, palace: Palace, rows: list[Adjudication]) -> list[Adjudication]:
+    """Insert ruling rows of `palace` (one statement) and tell its Judge pages once the transaction commits."""
+    rows = Adjudication.objects.bulk_create(rows)
     if rows:
-        palace_id = palace.pk  # tell the Judge pages of its members once the save commits
+        palace_id = palace.pk
         payload = {"palace_id": palace_id}
         transaction.on_commit(lambda: events.publish(kind="judge", payload=payload, palace_id=palace_id))
-        if prune:
-            adjudications_prune(palace=palace)
     return rows
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.db import connection
+from django.db.models import Model
 
 from memory.judge import Neighbour
 from memory.models import Memory
@@ -31,17 +32,21 @@ class PendingMemories:
     _vectors: list[np.ndarray] = field(default_factory=list)  # unit vectors of the held memories that have one
     _with_vector: list[Memory] = field(default_factory=list)
     _by_id: dict[int, Memory] = field(default_factory=dict)
-    _ids: list[int] = field(default_factory=list)
+    _ids: dict[str, list[int]] = field(default_factory=dict)  # table -> ids reserved and not given yet
 
-    def next_id(self) -> int:
-        if not self._ids:
+    def next_id(self, model: type[Model] = Memory) -> int:
+        """An id for a new row of `model` (a memory; an edge of the chunk's, memory/save/pipeline.py `Deferred`),
+        from the table's sequence: `reserve` at a time. Ids not given are gaps, as a rolled-back insert leaves."""
+        table = model._meta.db_table
+        pool = self._ids.setdefault(table, [])
+        if not pool:
             with connection.cursor() as cursor:
                 cursor.execute(
                     "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
-                    [Memory._meta.db_table, max(1, self.reserve)],
+                    [table, max(1, self.reserve)],
                 )
-                self._ids = [row[0] for row in cursor.fetchall()]
-        return self._ids.pop(0)
+                pool += [row[0] for row in cursor.fetchall()]
+        return pool.pop(0)
 
     def add(self, memory: Memory, vector: list[float] | None) -> None:
         """Hold `memory` (its id from `next_id`) for the chunk's insert."""

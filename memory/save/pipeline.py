@@ -26,13 +26,15 @@ from memory.judge import (
     Disposition,
     Judged,
     Neighbour,
+    adjudication_rows,
     adjudications_record,
+    adjudications_write,
     describe,
     judge_dispose,
     save_hint,
 )
 from memory.knowledge import Extraction, Linked, Note, entities_extract_many, entities_link, entities_link_many
-from memory.models import Edge, Memory
+from memory.models import Adjudication, Edge, Memory
 from memory.providers import embedder_model_name
 from memory.save.derived_texts import derive_texts, embed_texts
 from memory.save.importance import importance_for
@@ -71,7 +73,8 @@ class SaveResult:
 @dataclass
 class Deferred:
     """A bulk save's writes that wait for the end of its chunk (memory/save/bulk.py): its op rows, in the order the
-    saves made them, its `next` edges, and its entity links; one insert each (an insert per row cost more than the
+    saves made them, its edges (`next`, and `contradicts` ones with ids reserved up front), its rulings, and its
+    entity links; one insert each (an insert per row cost more than the
     row). Nothing in a save reads them back, and they commit or roll back with the chunk like the rows they describe.
     A deferred link is a Linked filled in when the chunk's links are written (memory.knowledge.entities_link_many),
     before the op rows whose detail records it."""
@@ -79,6 +82,7 @@ class Deferred:
     ops: list[tuple[str, OpEntry]] = field(default_factory=list)
     edges: list[Edge] = field(default_factory=list)
     links: list[tuple[int, Extraction, Linked, list[dict[str, Any]]]] = field(default_factory=list)
+    rulings: list[Adjudication] = field(default_factory=list)
 
     def op(self, op: str, *, actor: Actor, entry: OpEntry, linked: Linked | None = None) -> None:
         """An op row; `linked` (a deferred link): its detail's "entities" is filled in with the link."""
@@ -102,6 +106,7 @@ class Deferred:
         self.ops += other.ops
         self.edges += other.edges
         self.links += other.links
+        self.rulings += other.rulings
 
     def flush(self, *, palace: Palace, actor: Actor, now: datetime) -> None:
         """Write what waits (inside the chunk's transaction): the links first (the op rows record them), then the
@@ -114,9 +119,11 @@ class Deferred:
                     detail["entities"] = linked.detail()
         if self.edges:
             Edge.objects.bulk_create(self.edges)
+        if self.rulings:
+            adjudications_write(palace=palace, rows=self.rulings)
         for op, run in itertools.groupby(self.ops, key=lambda pair: pair[0]):
             oplog_write_many(op=op, actor=actor, entries=[entry for _, entry in run])
-        self.ops, self.edges, self.links = [], [], []
+        self.ops, self.edges, self.links, self.rulings = [], [], [], []
 
 
 _NOT_DEFERRED = Deferred()  # one save (not a bulk one): its rows are written at once
@@ -333,9 +340,7 @@ def save_prepared(
                 deferred=deferred,
                 pending=pending,
             )
-            adjudications_record(
-                palace=palace, judged=judged, new_memory=None, new_text=p.content, edges={}, prune=slots is None
-            )
+            _rulings(palace=palace, judged=judged, new_memory=None, text=p.content, edges={}, deferred=deferred)
             hint = f"restates {describe(decision.merge_into)}; reinforced it instead of saving a copy"
             return SaveResult(
                 disposition=MERGE,
@@ -374,24 +379,25 @@ def save_prepared(
             pending=pending,
         )
         linked = deferred.link(palace=palace, memory_id=memory.pk, extraction=extraction, now=now)
-        # One insert for all of them (PostgreSQL returns the ids of a bulk insert).
-        contradicting = Edge.objects.bulk_create(
-            [
-                Edge(
-                    palace=palace,
-                    from_memory=memory,
-                    to_memory_id=suspect.id,
-                    kind=Edge.Kind.CONTRADICTS,
-                    status=Edge.Status.PENDING,
-                    weight=round(suspect.similarity, 4),
-                )
-                for suspect in decision.contradicts
-            ]
-        )
+        contradicting = [
+            Edge(
+                palace=palace,
+                from_memory=memory,
+                to_memory_id=suspect.id,
+                kind=Edge.Kind.CONTRADICTS,
+                status=Edge.Status.PENDING,
+                weight=round(suspect.similarity, 4),
+            )
+            for suspect in decision.contradicts
+        ]
+        if pending is not None and contradicting:  # a bulk chunk's: ids now, one insert at its end
+            for edge in contradicting:
+                edge.id = pending.next_id(Edge)
+            deferred.edges += contradicting
+        elif contradicting:  # one insert for all of them (PostgreSQL returns the ids of a bulk insert)
+            contradicting = Edge.objects.bulk_create(contradicting)
         edges = {suspect.id: edge for suspect, edge in zip(decision.contradicts, contradicting, strict=True)}
-        adjudications_record(
-            palace=palace, judged=judged, new_memory=memory, new_text=p.content, edges=edges, prune=slots is None
-        )
+        _rulings(palace=palace, judged=judged, new_memory=memory, text=p.content, edges=edges, deferred=deferred)
         if previous is not None and p.kind == Memory.Kind.EPISODE:
             # `memory` was inserted just now, so no edge can point to it yet: a plain insert, no get-or-create.
             edge = Edge(palace=palace, from_memory=previous, to_memory=memory, kind=Edge.Kind.NEXT, weight=1.0)
@@ -436,6 +442,19 @@ def save_prepared(
         hint=hint,
         entities=linked,
     )
+
+
+def _rulings(
+    *, palace: Palace, judged: Judged, new_memory: Memory | None, text: str, edges: dict[int, Edge], deferred: Deferred
+) -> None:
+    """The save's rulings: written now (and pruned), or, in a bulk chunk, with the chunk's other rows at its end
+    (the chunk prunes once)."""
+    if deferred is _NOT_DEFERRED:
+        adjudications_record(palace=palace, judged=judged, new_memory=new_memory, new_text=text, edges=edges)
+    else:
+        deferred.rulings += adjudication_rows(
+            palace=palace, judged=judged, new_memory=new_memory, new_text=text, edges=edges
+        )
 
 
 def dropped(p: Prepared) -> SaveResult:

@@ -13,7 +13,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from memory.models import Edge, Memory
+from memory.models import Adjudication, Edge, Memory
 from memory.save import (
     SaveItem,
     SaveResult,
@@ -29,8 +29,9 @@ from palace.models import OpLog, Palace, Room, TourStop
 
 # Measured for this chunk: 187 queries when every item asked for itself (18.7 an item), then 109 (10.9), 68 (6.8: op
 # rows and edges one insert each, the scan set once, no savepoint an item), 47 now (4.7: entity links, slots and
-# tour stops one insert each for the chunk).
-MAX_QUERIES_PER_ITEM = 5
+# tour stops one insert each for the chunk), 29 now (2.9: the memories one insert and the neighbours one search
+# statement for the chunk, memory/save/pending.py).
+MAX_QUERIES_PER_ITEM = 3
 
 _TOPICS = (
     "The billing service moved to PostgreSQL 16 because the replica lagged.",
@@ -139,3 +140,27 @@ def test_rooms_a_chunk_opens_cost_two_queries_each_and_are_logged_before_their_m
     saved = Memory.objects.filter(palace=project).order_by("id")
     assert [(m.slot.room.name, m.slot.number) for m in saved] == [(rooms[i // 2], i % 2 + 1) for i in range(10)]
     assert not OpLog.objects.filter(op="room.open", palace=alice_palace).exists()  # control: no room opened there
+
+
+def test_a_chunks_contradictions_and_rulings_are_one_insert_each_with_their_ids_known_at_once(
+    alice_palace: Palace, alice_actor: Actor
+) -> None:
+    ports = [f"The {name} service listens on port 80{n}." for n, name in enumerate(("billing", "search", "auth"))]
+    memory_save_bulk(palace=alice_palace, actor=alice_actor, items=[SaveItem(content=t, kind="fact") for t in ports],
+                     source="backfill")  # fmt: skip
+    changed = [SaveItem(content=t.replace(" port 80", " port 90"), kind="fact") for t in ports]
+
+    with CaptureQueriesContext(connection) as queries:
+        results = memory_save_bulk(palace=alice_palace, actor=alice_actor, items=changed, source="backfill").items
+
+    inserts = [q["sql"].split("(")[0] for q in queries if q["sql"].startswith("INSERT")]
+    assert inserts.count('INSERT INTO "memory_edge" ') == 1 and inserts.count('INSERT INTO "memory_adjudication" ') == 1
+    assert all(isinstance(r, SaveResult) and r.disposition == "defer" and len(r.edges) == 1 for r in results)
+    for result in results:
+        assert isinstance(result, SaveResult) and result.memory is not None
+        edge = Edge.objects.get(pk=result.edges[0])  # the id the save reported is the row's
+        assert (edge.kind, edge.status, edge.from_memory_id) == ("contradicts", "pending", result.memory.pk)
+        ruling = Adjudication.objects.get(edge=edge)
+        assert ruling.new_memory_id == result.memory.pk and ruling.contradiction and ruling.fallback_reason == "bulk"
+        op = OpLog.objects.get(op="memory.save", target_id=result.memory.pk)
+        assert op.detail["edges"] == result.edges
