@@ -12,7 +12,10 @@ door (`memory_save_batch`), an import merge (ops.portability), a capture of a se
 4. a chunk is written in one transaction (a savepoint when the caller has one open) holding the palace's lock from
    its first item to its last, so what a save asks per item is asked once per chunk and then kept here: the lock
    itself, the rooms and tour a slot is counted from (palace.slots.SlotAllocator), the previous memory of each
-   session. A failed item's savepoint rolls back its writes: the allocator reads afresh.
+   session, and the neighbours of every item among the rows before the chunk (one statement); its new memories,
+   edges, rulings, links and op rows are inserted at its end, one statement each (memory/save/pending.py, and
+   `Deferred` in memory/save/pipeline.py). A failed item's savepoint rolls back its writes: the allocator reads
+   afresh.
 """
 
 from __future__ import annotations
