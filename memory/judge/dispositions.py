@@ -7,6 +7,7 @@ so a merge also needs the two texts to agree on their *key tokens*: numbers, ide
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ DROP = "drop"
 
 # Words (Latin, digits, identifiers such as eu-west-1, db.internal, v1.2; a CJK run is one token).
 _TOKEN = re.compile(r"[^\W_](?:[\w.\-/:@']*[^\W_])?", re.UNICODE)
-_SENTENCE_END = re.compile(r"[.!?。！？]\s*$")
+_SENTENCE_ENDS = frozenset(".!?。！？")
 _NEGATIONS = frozenset(
     {
         "not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "without", "cannot",
@@ -71,14 +72,20 @@ def _normalise(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
 
 
-def _tokens(text: str) -> list[tuple[str, bool]]:
-    """(token, starts_a_sentence) pairs."""
+@functools.lru_cache(maxsize=1024)
+def _tokens(text: str) -> tuple[tuple[str, bool], ...]:
+    """(token, starts_a_sentence) pairs: a token starts a sentence when only whitespace, or a sentence end and
+    whitespace, comes before it. Cached: a save reads its text and each neighbour's several times (restatement,
+    quantities, negations, the ruling's reason), and a chunk's neighbours repeat. Linear in the text (the prefix
+    before each token was copied and stripped: quadratic in a long episode)."""
     out: list[tuple[str, bool]] = []
     text = _normalise(text)
     for match in _TOKEN.finditer(text):
-        before = text[: match.start()].rstrip()
-        out.append((match.group(0), not before or bool(_SENTENCE_END.search(before))))
-    return out
+        end = match.start()
+        while end and text[end - 1].isspace():
+            end -= 1
+        out.append((match.group(0), end == 0 or text[end - 1] in _SENTENCE_ENDS))
+    return tuple(out)
 
 
 def _is_key(token: str, sentence_start: bool) -> bool:
