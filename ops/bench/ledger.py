@@ -325,7 +325,7 @@ def _load_person(rng: np.random.Generator, person: Person, midnights: np.ndarray
     bench.rows["memory_searchbatch"] += _copy("memory_searchbatch", _BATCH_COLUMNS, batch_lines)
 
 
-def _timed(repeat: int, call: Callable[[], Any]) -> dict[str, float]:
+def _timed(repeat: int, call: Callable[[], Any]) -> dict[str, float | int | None]:
     call()  # warm-up: the first call pays for cold caches and imports, the steady state is what is reported
     samples = []
     for _ in range(repeat):
