@@ -359,7 +359,7 @@ def test_forget_restore_alice_bob_charlie(
     assert status == 200 and body["status"] == "active"
     project_memory.refresh_from_db()
     assert project_memory.status == "active"
-    assert [o.op for o in OpLog.objects.filter(target_id=project_memory.pk).order_by("pk")] == [
+    assert [o.op for o in OpLog.objects.filter(target_kind="memory", target_id=project_memory.pk).order_by("pk")] == [
         "memory.save",
         "memory.forget",
         "memory.restore",

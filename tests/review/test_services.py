@@ -171,7 +171,9 @@ def test_enrol_and_unenrol_explicitly(palace: Palace, alice: Any) -> None:
     memory.refresh_from_db()
     assert memory.review_enrolled is False
     assert review_due_count(user=alice, now=now) == 0
-    assert list(OpLog.objects.filter(target_id=memory.pk).values_list("op", flat=True).order_by("pk")) == [
+    assert list(
+        OpLog.objects.filter(target_kind="memory", target_id=memory.pk).values_list("op", flat=True).order_by("pk")
+    ) == [
         "review.enrol",
         "review.unenrol",
     ]
