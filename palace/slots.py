@@ -13,7 +13,6 @@ import logging
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import connection
 from django.db.models import Max, OuterRef, Subquery
 
 from palace.actors import Actor
@@ -21,6 +20,7 @@ from palace.errors import InvalidInput
 from palace.kinds import MemoryKind
 from palace.models import Palace, Room, Slot, TourStop
 from palace.oplog import OpEntry, oplog_write, oplog_write_many
+from palace.sequences import IdReserve
 
 log = logging.getLogger(__name__)
 
@@ -131,9 +131,12 @@ class SlotAllocator:
     _locked: bool = False
     _rooms: dict[str, tuple[Room | None, int]] = field(default_factory=dict)  # kind -> (last room, highest number)
     _last_stop: int | None = None
-    _ids: list[int] = field(default_factory=list)
+    _ids: IdReserve = field(default_factory=IdReserve)
     _pending: list[tuple[Slot, TourStop]] = field(default_factory=list)
     _ops: list[OpEntry] = field(default_factory=list)  # room.open rows waiting for `flush` (defer)
+
+    def __post_init__(self) -> None:
+        self._ids.block = max(1, self.reserve)
 
     def assign(self, kind: str) -> Slot:
         if kind not in ROOM_NAMES:
@@ -162,7 +165,7 @@ class SlotAllocator:
             slot = Slot.objects.create(palace=self.palace, room=room, number=used + 1)
             TourStop.objects.create(palace=self.palace, seq=self._last_stop, slot=slot)
             return slot
-        slot = Slot(id=self._next_id(), palace=self.palace, room=room, number=used + 1)
+        slot = Slot(id=self._ids.next_id(Slot), palace=self.palace, room=room, number=used + 1)
         self._pending.append((slot, TourStop(palace=self.palace, seq=self._last_stop, slot=slot)))
         return slot
 
@@ -178,16 +181,6 @@ class SlotAllocator:
         found: dict[str, tuple[Room | None, int]] = dict.fromkeys(ROOM_NAMES, (None, 0))
         found.update((room.kind, (room, room.used or 0)) for room in rooms)
         return found
-
-    def _next_id(self) -> int:
-        if not self._ids:
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
-                    [Slot._meta.db_table, max(1, self.reserve)],
-                )
-                self._ids = [row[0] for row in cursor.fetchall()]
-        return self._ids.pop(0)
 
     def flush(self) -> None:
         """Insert the deferred slots and tour stops (one statement each), inside the transaction that gave them.

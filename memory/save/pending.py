@@ -17,12 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.db import connection
 from django.db.models import Model
 
 from memory.judge import Neighbour
 from memory.models import Memory
 from memory.save.neighbours import NEIGHBOURS
+from palace.sequences import IdReserve
 
 
 @dataclass
@@ -32,21 +32,14 @@ class PendingMemories:
     _vectors: list[np.ndarray] = field(default_factory=list)  # unit vectors of the held memories that have one
     _with_vector: list[Memory] = field(default_factory=list)
     _by_id: dict[int, Memory] = field(default_factory=dict)
-    _ids: dict[str, list[int]] = field(default_factory=dict)  # table -> ids reserved and not given yet
+    _ids: IdReserve = field(default_factory=IdReserve)
+
+    def __post_init__(self) -> None:
+        self._ids.block = max(1, self.reserve)
 
     def next_id(self, model: type[Model] = Memory) -> int:
-        """An id for a new row of `model` (a memory; an edge of the chunk's, memory/save/pipeline.py `Deferred`),
-        from the table's sequence: `reserve` at a time. Ids not given are gaps, as a rolled-back insert leaves."""
-        table = model._meta.db_table
-        pool = self._ids.setdefault(table, [])
-        if not pool:
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
-                    [table, max(1, self.reserve)],
-                )
-                pool += [row[0] for row in cursor.fetchall()]
-        return pool.pop(0)
+        """An id for a new row of `model` (a memory; an edge of the chunk's, memory/save/pipeline.py `Deferred`)."""
+        return self._ids.next_id(model)
 
     def add(self, memory: Memory, vector: list[float] | None) -> None:
         """Hold `memory` (its id from `next_id`) for the chunk's insert."""

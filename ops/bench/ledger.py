@@ -54,6 +54,7 @@ from ops.bench.measures import percentiles
 from palace.models import Membership, OpLog, Palace
 from palace.rls import acting_as, acting_as_system
 from palace.selectors import oplog_page
+from palace.sequences import sequence_ids
 
 TURNS, SAVES, CORRECTIONS, GRADES, SEARCHES, HITS, RULINGS = 40, 15, 2, 10, 60, 10, 1
 BATCHES_KEPT = 20  # memory.search BATCH_KEEP
@@ -174,9 +175,7 @@ def _chunks(lines: Iterable[str], size: int = 20_000) -> Iterable[str]:
 
 
 def _reserve_ids(table: str, count: int) -> np.ndarray:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, count])
-        return np.array([row[0] for row in cursor.fetchall()], dtype=np.int64)
+    return np.array(sequence_ids(table, count), dtype=np.int64)
 
 
 def _setup(bench: Bench, *, people: int, tag: str) -> None:
