@@ -253,21 +253,14 @@ def judge_dispose(
 
 
 def adjudications_record(
-    *,
-    palace: Palace,
-    judged: Judged,
-    new_memory: Memory | None,
-    new_text: str,
-    edges: dict[int, Edge],
-    prune: bool = True,
+    *, palace: Palace, judged: Judged, new_memory: Memory | None, new_text: str, edges: dict[int, Edge]
 ) -> list[Adjudication]:
-    """Persist the rulings (inside the save's transaction), then prune the palace's oldest beyond the bound
-    (`prune` False: a bulk save prunes once for its chunk, `adjudications_prune`)."""
-    rows = adjudications_write(
-        palace=palace, rows=adjudication_rows(palace=palace, judged=judged, new_memory=new_memory, new_text=new_text,
-                                              edges=edges),
-    )  # fmt: skip
-    if rows and prune:
+    """Persist one save's rulings (inside its transaction), then prune the palace's oldest beyond the bound. A bulk
+    chunk writes its rulings with its other rows instead (`adjudication_rows`, `adjudications_write`) and prunes
+    once (`adjudications_prune`)."""
+    rows = adjudication_rows(palace=palace, judged=judged, new_memory=new_memory, new_text=new_text, edges=edges)
+    rows = adjudications_write(palace=palace, rows=rows)
+    if rows:
         adjudications_prune(palace=palace)
     return rows
 
