@@ -90,7 +90,8 @@ def capture_session_process(*, session_id: int, now: datetime | None = None) -> 
                 break
             tried.update(t.pk for t in batch)
             _process_batch(session=session, actor=actor, turns=batch, now=now, result=result)
-        _summarise(session=session, actor=actor, now=now, result=result)
+        # the session's one-sentence summary, (re)made when a user turn was done since the last one
+        result.summary = capture_sessions_summarise(session_ids=[session.pk]).get(session.pk, "")
     return result
 
 
@@ -262,26 +263,13 @@ def _fail(*, turn: CaptureTurn, error: str, result: ProcessResult) -> None:
 SUMMARY_TURNS = 200  # the first turns of a session its summary is made from
 
 
-def _summarise(*, session: CaptureSession, actor: Actor, now: datetime, result: ProcessResult) -> None:
-    """The session's one-sentence summary, (re)made when a user turn was done since the last one."""
-    user_done = CaptureTurn.objects.filter(session=session, role=CaptureTurn.Role.USER, state=DONE).count()
-    if user_done == 0 or (session.summary and session.summary_turns >= user_done):
-        return
-    turns = list(_summary_turns([session.pk]).values_list("role", "text")[:SUMMARY_TURNS])
-    made = _summary_of(session, turns=[(role, text) for role, text in turns], user_done=user_done)
-    if made is not None:
-        with transaction.atomic():
-            session.save(update_fields=_SUMMARY_FIELDS)
-            oplog_write(op="capture.session", actor=actor, **vars(made))
-        result.summary = session.summary
-
-
 def capture_sessions_summarise(*, session_ids: Sequence[int]) -> dict[int, str]:
-    """`_summarise` for many sessions whose turns are all processed (a backfill's finished sessions), asking once
-    for all of them what it asks per session: the sessions, their done user turns, their turns; one update, and
-    one insert of op rows a sender. The caller serialises writers of these sessions (a backfill run holds its
-    run's advisory lock, and a live capture never touches a backfill's sessions: capture_pending_sessions).
-    Returns each summarised session's new summary."""
+    """The one-sentence summary of each session whose summary does not cover its done user turns yet (model or
+    rules, labelled, with a `capture.session` op row), for one session (a capture call, after its turns) or many (a
+    backfill's finished sessions) with one query each for the sessions, their done user turns and their turns, one
+    update, and one insert of op rows a sender. The caller serialises writers of these sessions (a capture call
+    holds the session's advisory lock; a backfill run its run's, and a live capture never touches a backfill's
+    sessions: capture_pending_sessions). Returns each summarised session's new summary."""
     sessions = {
         s.pk: s for s in CaptureSession.objects.select_related("user", "palace").filter(pk__in=list(session_ids))
     }
