@@ -52,6 +52,7 @@ from memory.audit import memory_history
 from memory.jobs import access_records_prune
 from ops.bench.measures import percentiles
 from palace.models import Membership, OpLog, Palace
+from palace.oplog import oplog_partitions_ensure
 from palace.rls import acting_as, acting_as_system
 from palace.selectors import oplog_page
 from palace.sequences import sequence_ids
@@ -335,10 +336,14 @@ def _timed(repeat: int, call: Callable[[], Any]) -> dict[str, float | int | None
 
 
 def _sizes() -> dict[str, int]:
+    """Each table's heap, TOAST and indexes; a partitioned one (the op log) summed over its partitions."""
+    query = (
+        "SELECT CASE WHEN relkind = 'p' THEN (SELECT coalesce(sum(pg_total_relation_size(relid)), 0)"
+        " FROM pg_partition_tree(%s::regclass)) ELSE pg_total_relation_size(oid) END FROM pg_class"
+        " WHERE oid = %s::regclass"
+    )
     with connection.cursor() as cursor:
-        return {
-            table: int(cursor.execute("SELECT pg_total_relation_size(%s)", [table]).fetchone()[0]) for table in TABLES
-        }
+        return {table: int(cursor.execute(query, [table, table]).fetchone()[0]) for table in TABLES}
 
 
 def _measure(bench: Bench, repeat: int) -> dict[str, Any]:
@@ -429,6 +434,9 @@ def run_ledger_bench(
     try:
         with acting_as_system(SYSTEM):
             _setup(bench, people=people, tag=tag)
+            # The op rows of each past month go to that month's partition, as a year of real traffic would (the
+            # partitions stay after the bench, empty again: a few kilobytes each).
+            partitions = oplog_partitions_ensure(since=midnights[0].astype(datetime).date() if len(midnights) else None)
             before = _sizes()
             started = time.perf_counter()
             for i, person in enumerate(bench.people):
@@ -453,6 +461,10 @@ def run_ledger_bench(
         "projects": len(bench.projects),
         "traffic_per_person_per_working_day": TRAFFIC,
         "rows": bench.rows,
+        "oplog_partitions": {
+            "months": len(partitions),
+            "held_in_default": sorted(month for month, answer in partitions.items() if answer == "held"),
+        },
         "table_bytes": after,
         "table_bytes_before": before,
         "load_seconds": round(load_seconds, 1),

@@ -1,6 +1,6 @@
 """The ledger: every mutation writes an op row in the transaction that makes it (write.py); the panel's four
 categories of ops (categories.py), the audit console's finer classes and before/after reading (classes.py), and
-streamed CSV/JSON exports of a trail (export.py)."""
+streamed CSV/JSON exports of a trail (export.py), and its monthly time partitions (partitions.py)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from palace.oplog.classes import (
     op_class_filter,
 )
 from palace.oplog.export import csv_stream, export_rows, json_stream
+from palace.oplog.partitions import Partition, oplog_partitions, oplog_partitions_ensure, oplog_rows_estimate
 from palace.oplog.write import OpEntry, OpLogOutsideTransaction, oplog_write, oplog_write_many, request_id_var
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "OP_CLASSES",
     "OpEntry",
     "OpLogOutsideTransaction",
+    "Partition",
     "actor_class_filter",
     "actor_label",
     "before_after",
@@ -35,6 +37,9 @@ __all__ = [
     "op_category",
     "op_class",
     "op_class_filter",
+    "oplog_partitions",
+    "oplog_partitions_ensure",
+    "oplog_rows_estimate",
     "oplog_write",
     "oplog_write_many",
     "request_id_var",
