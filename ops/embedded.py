@@ -338,9 +338,6 @@ def _ensure_app_role(superuser_uri: str) -> None:
             with contextlib.suppress(psycopg.errors.DuplicateObject):
                 conn.execute(sql.SQL("CREATE ROLE {} LOGIN NOSUPERUSER NOBYPASSRLS CREATEDB").format(role))
         conn.execute(sql.SQL("ALTER ROLE {} LOGIN NOSUPERUSER NOBYPASSRLS CREATEDB").format(role))
-        # CHECKPOINT and nothing else (PostgreSQL 15+): `atrium bench search` flushes a bulk load's dirty pages
-        # before it measures, so the searches are not timed against the load's write-back (ops/bench/load.py).
-        conn.execute(sql.SQL("GRANT pg_checkpoint TO {}").format(role))
     for database in ("template1", DB_NAME):
         with psycopg.connect(_with_database(superuser_uri, database), autocommit=True) as conn:
             with contextlib.suppress(psycopg.errors.UniqueViolation, psycopg.errors.DuplicateObject):

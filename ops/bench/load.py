@@ -14,8 +14,6 @@ the bench delete them at the end. Rows go in as a bulk load should:
    disk, several times slower) and parallel maintenance workers, for this session only.
 3. VACUUM (ANALYZE), as autovacuum would do soon after: the measurement is the steady state (hint bits and the
    visibility map set), not autovacuum's first pass over the new rows in the middle of it.
-4. CHECKPOINT once the indexes are built, for the same reason: the load's dirty pages written back before the
-   searches are timed, not during them (`checkpoint` in the report: its seconds, or why it was skipped).
 
 Run the bench on a database that is not serving traffic.
 """
@@ -32,7 +30,7 @@ from typing import Any
 
 import numpy as np
 from django.contrib.auth import get_user_model
-from django.db import DatabaseError, connection
+from django.db import connection
 
 from memory.search import word_statistics_clear
 from memory.text import build_search_text
@@ -76,7 +74,6 @@ class LoadReport:
     index_build_seconds: dict[str, float] = field(default_factory=dict)  # per rebuilt index
     maintenance: str = "ANALYZE"
     build_settings: dict[str, str] = field(default_factory=dict)
-    checkpoint: dict[str, Any] = field(default_factory=dict)  # {"seconds": s} or {"skipped": why}
 
     @property
     def rows_per_second(self) -> float:
@@ -215,26 +212,8 @@ def bulk_load(
             finally:
                 with connection.cursor() as cursor:
                     cursor.execute("ALTER TABLE memory_memory RESET (autovacuum_enabled)")
-    report.checkpoint = _checkpoint(say)
     word_statistics_clear()  # the cached word statistics predate the load
     return report
-
-
-def _checkpoint(say: Callable[[str], None]) -> dict[str, Any]:
-    """CHECKPOINT after the load and the index builds: their gigabytes of dirty pages are written back now, not in
-    the middle of the first searches (at 1,000,000 memories the first pass of new queries read p95 311 ms, the same
-    queries again 33 ms). Needs the pg_checkpoint role (the embedded server's app role has it, ops/embedded.py);
-    without it, or inside a transaction (a test), it is skipped and the report says why."""
-    if connection.in_atomic_block:
-        return {"skipped": "inside a transaction"}
-    say("CHECKPOINT (the load's dirty pages written back before measuring)")
-    started = time.perf_counter()
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("CHECKPOINT")
-    except DatabaseError as exc:
-        return {"skipped": f"not permitted: {str(exc).strip().splitlines()[0]}"}
-    return {"seconds": round(time.perf_counter() - started, 1)}
 
 
 def cleanup(palaces: list[Palace], users: list[Any]) -> None:

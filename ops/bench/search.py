@@ -248,7 +248,6 @@ def run_search_bench(
             | load.index_build_seconds,
             "index_build_settings": load.build_settings,
             "table_maintenance": load.maintenance,
-            "checkpoint": load.checkpoint,
             **sizes(),
             "vector_arm_settings": vector_arm_settings(),
         }

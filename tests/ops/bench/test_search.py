@@ -65,7 +65,6 @@ def test_bench_search_reports_every_figure_and_leaves_nothing(db: Any, monkeypat
     assert all(0 <= v["recall"] <= 1 and v["vector_statement_ms"]["n"] == 10 for v in sweep.values())
     assert data["load_seconds"] > 0 and data["load_rows_per_second"] > 0
     assert data["index_build_seconds"] == {"total": 0}  # below REBUILD_AT nothing is dropped or rebuilt
-    assert data["checkpoint"] == {"skipped": "inside a transaction"}  # the test's; the command's own is below
     assert data["table_bytes"] > 0 and data["index_bytes"]["total"] >= data["index_bytes"]["memory_embedding_hnsw"] > 0
     assert data["vector_arm_settings"]["hnsw.iterative_scan"] == "relaxed_order"
     memory = data["resident_memory"]
@@ -92,11 +91,3 @@ def test_bench_search_reports_every_figure_and_leaves_nothing(db: Any, monkeypat
 def test_bench_search_refuses_bad_options_with_a_message(db: Any, option: list[str], message: str) -> None:
     with pytest.raises(CommandError, match=message):
         call_command("bench", "search", "--memories", "10", *option, "--json", stdout=StringIO())
-
-
-def test_the_load_is_checkpointed_before_measuring_and_says_so(transactional_db: Any) -> None:
-    from ops.bench.load import _checkpoint
-
-    said: list[str] = []
-    done = _checkpoint(said.append)  # the embedded server's app role holds pg_checkpoint (ops/embedded.py)
-    assert set(done) == {"seconds"} and done["seconds"] >= 0 and said and "CHECKPOINT" in said[0]
