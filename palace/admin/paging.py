@@ -21,7 +21,7 @@ from django.utils import timezone
 from django.utils.functional import cached_property
 
 from palace.models import OpLog
-from palace.oplog.partitions import oplog_rows_estimate
+from palace.oplog import oplog_rows_estimate
 
 ESTIMATE_FROM = 100_000
 
