@@ -78,6 +78,25 @@ END
 $$;
 """
 
+# What the table carries besides its columns, by the names Django gave them (palace 0001, 0002, 0004), made again
+# on the new table in both directions.
+REBUILT = f"""
+CREATE INDEX oplog_palace_time ON palace_oplog (palace_id, created_at DESC);
+CREATE INDEX oplog_target ON palace_oplog (target_kind, target_id);
+CREATE INDEX palace_oplog_actor_user_id_6fdc5c95 ON palace_oplog (actor_user_id);
+CREATE INDEX palace_oplog_created_at_44274dd7 ON palace_oplog (created_at);
+CREATE INDEX palace_oplog_op_72a9e2ba ON palace_oplog (op);
+CREATE INDEX palace_oplog_op_72a9e2ba_like ON palace_oplog (op varchar_pattern_ops);
+CREATE INDEX palace_oplog_palace_id_95fb6b29 ON palace_oplog (palace_id);
+ALTER TABLE palace_oplog ADD CONSTRAINT palace_oplog_actor_user_id_6fdc5c95_fk_auth_user_id
+    FOREIGN KEY (actor_user_id) REFERENCES auth_user (id) DEFERRABLE INITIALLY DEFERRED;
+ALTER TABLE palace_oplog ADD CONSTRAINT palace_oplog_palace_id_95fb6b29_fk_palace_palace_id
+    FOREIGN KEY (palace_id) REFERENCES palace_palace (id) DEFERRABLE INITIALLY DEFERRED;
+CREATE TRIGGER palace_oplog_no_update_delete
+    BEFORE UPDATE OR DELETE ON palace_oplog
+    FOR EACH ROW EXECUTE FUNCTION palace_oplog_refuse_change();
+{_RLS.OPLOG}"""
+
 FORWARD = f"""
 ALTER TABLE palace_oplog RENAME TO palace_oplog_unpartitioned;
 ALTER TABLE palace_oplog_unpartitioned NO FORCE ROW LEVEL SECURITY;
@@ -109,21 +128,7 @@ END
 $$;
 ALTER TABLE palace_oplog ALTER COLUMN id SET DEFAULT nextval('palace_oplog_id_seq');
 ALTER TABLE palace_oplog ADD CONSTRAINT palace_oplog_pkey PRIMARY KEY (id, created_at);
-CREATE INDEX oplog_palace_time ON palace_oplog (palace_id, created_at DESC);
-CREATE INDEX oplog_target ON palace_oplog (target_kind, target_id);
-CREATE INDEX palace_oplog_actor_user_id_6fdc5c95 ON palace_oplog (actor_user_id);
-CREATE INDEX palace_oplog_created_at_44274dd7 ON palace_oplog (created_at);
-CREATE INDEX palace_oplog_op_72a9e2ba ON palace_oplog (op);
-CREATE INDEX palace_oplog_op_72a9e2ba_like ON palace_oplog (op varchar_pattern_ops);
-CREATE INDEX palace_oplog_palace_id_95fb6b29 ON palace_oplog (palace_id);
-ALTER TABLE palace_oplog ADD CONSTRAINT palace_oplog_actor_user_id_6fdc5c95_fk_auth_user_id
-    FOREIGN KEY (actor_user_id) REFERENCES auth_user (id) DEFERRABLE INITIALLY DEFERRED;
-ALTER TABLE palace_oplog ADD CONSTRAINT palace_oplog_palace_id_95fb6b29_fk_palace_palace_id
-    FOREIGN KEY (palace_id) REFERENCES palace_palace (id) DEFERRABLE INITIALLY DEFERRED;
-CREATE TRIGGER palace_oplog_no_update_delete
-    BEFORE UPDATE OR DELETE ON palace_oplog
-    FOR EACH ROW EXECUTE FUNCTION palace_oplog_refuse_change();
-{_RLS.OPLOG}
+{REBUILT}
 """
 
 # Back to one table (every row copied), with an identity column continuing from the sequence.
@@ -139,21 +144,7 @@ DROP TABLE palace_oplog_partitioned;
 DROP FUNCTION IF EXISTS atrium_oplog_partition(date);
 DROP FUNCTION IF EXISTS atrium_oplog_partition_secure(text);
 ALTER TABLE palace_oplog ADD CONSTRAINT palace_oplog_pkey PRIMARY KEY (id);
-CREATE INDEX oplog_palace_time ON palace_oplog (palace_id, created_at DESC);
-CREATE INDEX oplog_target ON palace_oplog (target_kind, target_id);
-CREATE INDEX palace_oplog_actor_user_id_6fdc5c95 ON palace_oplog (actor_user_id);
-CREATE INDEX palace_oplog_created_at_44274dd7 ON palace_oplog (created_at);
-CREATE INDEX palace_oplog_op_72a9e2ba ON palace_oplog (op);
-CREATE INDEX palace_oplog_op_72a9e2ba_like ON palace_oplog (op varchar_pattern_ops);
-CREATE INDEX palace_oplog_palace_id_95fb6b29 ON palace_oplog (palace_id);
-ALTER TABLE palace_oplog ADD CONSTRAINT palace_oplog_actor_user_id_6fdc5c95_fk_auth_user_id
-    FOREIGN KEY (actor_user_id) REFERENCES auth_user (id) DEFERRABLE INITIALLY DEFERRED;
-ALTER TABLE palace_oplog ADD CONSTRAINT palace_oplog_palace_id_95fb6b29_fk_palace_palace_id
-    FOREIGN KEY (palace_id) REFERENCES palace_palace (id) DEFERRABLE INITIALLY DEFERRED;
-CREATE TRIGGER palace_oplog_no_update_delete
-    BEFORE UPDATE OR DELETE ON palace_oplog
-    FOR EACH ROW EXECUTE FUNCTION palace_oplog_refuse_change();
-{_RLS.OPLOG}
+{REBUILT}
 """
 
 
