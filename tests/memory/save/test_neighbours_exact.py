@@ -41,13 +41,13 @@ def _exact_in_postgres(palace: Palace, vector: np.ndarray, limit: int = 5) -> li
 
 @pytest.fixture
 def palaces(alice: Any, charlie: Any) -> dict[str, Any]:
-    """alice's palace with 40 memories on one topic; charlie's with 300 nearer to the topic's centre."""
+    """alice's palace with 40 memories on one topic; charlie's with 60 nearer to the topic's centre."""
     mine = Palace.objects.get(personal_owner=alice)
     theirs = Palace.objects.get(personal_owner=charlie)
     for i, vector in enumerate(topic_vectors(40, seed=3, spread=0.6)):
         make_memory(mine, f"alice's note {i}", embedding=[float(x) for x in vector])
     make_memory(mine, "forgotten", status="forgotten", embedding=[float(x) for x in topic_vectors(1, seed=3)[0]])
-    for i, vector in enumerate(topic_vectors(300, seed=3, spread=0.05)):
+    for i, vector in enumerate(topic_vectors(60, seed=3, spread=0.05)):
         make_memory(theirs, f"charlie's note {i}", embedding=[float(x) for x in vector])
     stray = unit(np.random.default_rng(1).normal(size=DIM))
     queries = [unit(v) for v in topic_vectors(6, seed=3, spread=0.3)] + [stray]
