@@ -79,13 +79,13 @@ def nearest_many(
     palace: one statement, one index search a vector, joined with UNION ALL and told apart by their position; a
     vector the index finds nothing for is asked exactly on its own, as `nearest` does (once the palace is known to
     have any such row: a new palace's first chunk asks nothing more). The caller has run `nearest_scan_set`."""
-    asked = [(i, vector_literal(v)) for i, v in enumerate(vectors) if v is not None]
-    found: list[list[tuple[Any, ...]]] = [[] for _ in vectors]
-    if not asked:
+    if all(v is None for v in vectors):
         return [[] for _ in vectors]
     exact = _exact_many(palace=palace, vectors=vectors, status=status, limit=limit)
     if exact is not None:
         return exact
+    asked = [(i, vector_literal(v)) for i, v in enumerate(vectors) if v is not None]
+    found: list[list[tuple[Any, ...]]] = [[] for _ in vectors]
     # Constants only (the columns, the filter, the distance): every value is a parameter.
     one = f"(SELECT %s AS i, {_COLUMNS} FROM memory_memory m WHERE {_WHERE} ORDER BY {HALF_DISTANCE} LIMIT %s)"  # noqa: S608
     params: list[Any] = []

@@ -9,8 +9,8 @@ parent table, so the Log, the audit console, a memory's history, restore and exp
   `since`), one SQL call each (`atrium_oplog_partition`, idempotent); the daily beat task calls it (ops/tasks.py). A
   month whose rows already went to the DEFAULT partition (the task did not run for months) is answered "held":
   its rows stay readable there, and the month keeps no partition of its own.
-- `oplog_partitions` lists them with PostgreSQL's row estimate and their size on disk (the Log's retention notes,
-  `atrium bench ledger`).
+- `oplog_partitions` lists them with PostgreSQL's row estimate and their size on disk (for an operator in `atrium
+  shell`; tests/palace/test_oplog_partitions.py reads the layout through it).
 """
 
 from __future__ import annotations
