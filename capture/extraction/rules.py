@@ -58,6 +58,16 @@ _HYPOTHETICAL = re.compile(
     r"|如果|假如|要是|假设|万一|也许|或许|是否|要不要|是不是",
     re.IGNORECASE,
 )
+# A sentence that cites what memory holds ("Memory says the team decided …", 根据记忆…) restates Atrium's own recall:
+# reading it as a new fact would let memory reinforce itself (the anti-echo rule, capture.extraction.echo).
+_CITES_MEMORY = re.compile(
+    r"\b(?:memory|memories|atrium)\s+(?:says|said|shows|showed|mentions"
+    r"|mentioned|has it|tells me|reminds me)\b"
+    r"|\b(?:according to|per) (?:the |your |my )?(?:stored |saved |recalled )?(?:memory|memories|atrium)\b"
+    r"|\brecalled memor(?:y|ies)\b"
+    r"|(?:记忆|记忆库|Atrium)(?:里|中)?(?:说|显示|记录|记着|提到)|根据记忆|按记忆",
+    re.IGNORECASE,
+)
 _CODE = re.compile(r"[{}<>]|==|=>|->|::|\w\(\)|^\s*[$#>%]\s|;\s*$|^\s*(?:def|class|import|return|const|let|var)\s")
 _FILLER = re.compile(
     r"^(?:(?:ok(?:ay)?|so|well|hmm+|and|but|also|btw|oh|yes|yeah|alright|right|好的?|嗯|那么?|另外)[,，\s]+"
@@ -217,8 +227,14 @@ def sentences(text: str) -> list[str]:
 
 
 def _ruled_out(sentence: str) -> bool:
-    """A question, a hypothetical or code: no rule reads it (nor, in Chinese, any clause of it)."""
-    return bool(_QUESTION.search(sentence) or _HYPOTHETICAL.search(sentence) or _CODE.search(sentence))
+    """A question, a hypothetical, code, or a citation of memory: no rule reads it (nor, in Chinese, any clause
+    of it)."""
+    return bool(
+        _QUESTION.search(sentence)
+        or _HYPOTHETICAL.search(sentence)
+        or _CODE.search(sentence)
+        or _CITES_MEMORY.search(sentence)
+    )
 
 
 def _match(sentence: str) -> Candidate | None:

@@ -210,3 +210,27 @@ def test_chinese_clauses_after_a_comma_connectives_run_in_and_words_between() ->
         "另外这个也改一下。",  # a connective, then nothing a rule reads
     ):
         assert rule_facts(near_miss, limit=5) == [], near_miss
+
+
+def test_a_sentence_citing_memory_is_not_a_new_fact() -> None:
+    """An agent restating its recall ("Memory says the team decided …", the eager-mode assistant turn of the test
+    transcripts) would make memory reinforce itself; the same words as the speaker's own statement are a fact."""
+    cited = (
+        "Memory says the team decided on PostgreSQL advisory locks for this import.",
+        "According to your memory, we decided to keep Python 3.10 support.",
+        "The recalled memory shows you prefer pytest fixtures.",
+        "记忆里说我们决定用 PostgreSQL 的 advisory lock。",
+        "根据记忆，以后提交信息都用英文写。",
+    )
+    for text in cited:
+        assert rule_facts(text, limit=5) == [], text
+    own = (
+        "We decided on PostgreSQL advisory locks for this import.",
+        "We decided to keep Python 3.10 support.",
+        "I prefer pytest fixtures.",
+        "我们决定用 PostgreSQL 的 advisory lock。",
+        "以后提交信息都用英文写。",
+        "Always keep the session cache in memory.",  # memory as a word, not a citation
+    )
+    for text in own:
+        assert len(rule_facts(text, limit=5)) == 1, text
