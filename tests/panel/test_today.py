@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
+import time_machine
 from django.utils import timezone
 
 from memory.models import Edge, Memory
@@ -219,13 +220,21 @@ def test_week_chart_has_an_axis_day_labels_and_a_count_per_day(alice, client_for
     assert '<text class="count" x="120" y="11" text-anchor="middle">2</text>' in chart  # the busiest day, on top
 
 
-def test_tour_counts_one_set_of_stops_and_drops_the_no_placard_noise(alice, client_for, make_memory, personal):
+# Three days in a row: the stretch of a nine-stop route starts at stop 1, 2 and 3 (walks.tour_stretch).
+@pytest.mark.parametrize("day", [5, 6, 7])
+def test_tour_counts_one_set_of_stops_and_drops_the_no_placard_noise(alice, client_for, make_memory, personal, day):
     made = [make_memory(personal, f"fact number {i}", placard="" if i % 2 else f"placard {i}") for i in range(9)]
     Memory.objects.filter(pk=made[4].pk).update(status="forgotten")  # its stop stays on the route, closed
-    tour = client_for(alice).get("/today/?part=tour", HTTP_HX_REQUEST="true").content.decode()
-    assert re.search(r"stops \d–\d of 9</p>", tour)  # route positions; where today's stretch starts moves by day
+    with time_machine.travel(datetime(2026, 12, day, 12, tzinfo=UTC), tick=False):
+        tour = client_for(alice).get("/today/?part=tour", HTTP_HX_REQUEST="true").content.decode()
+    stretch = re.search(r"stops (\d)–(\d) of 9</p>", tour)  # route positions; where the stretch starts moves by day
+    assert stretch is not None
     assert "Walk all 9 stops" in tour and "8 of them hold an active memory now" in tour  # the same nine stops
-    assert "no placard" not in tour and "<strong>placard 0</strong>" in tour
+    assert "no placard" not in tour
+    # Every active stop of today's stretch with a placard shows it (memory i sits at stop i + 1), whichever day it is.
+    shown = [i for i in range(9) if int(stretch[1]) <= i + 1 <= int(stretch[2]) and i != 4 and not i % 2]
+    assert shown and all(f"<strong>placard {i}</strong>" in tour for i in shown)
+    assert tour.count("<strong>placard") == len(shown)
 
 
 def test_review_is_visible_on_day_one(alice, client_for, make_memory, personal):
