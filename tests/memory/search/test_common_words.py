@@ -20,6 +20,25 @@ def refresh_word_statistics() -> None:
     search_module._lexeme_stats_cache.clear()
 
 
+def fresh_counting(monkeypatch: Any) -> None:
+    """Word statistics of the rows saved so far, no answer kept from before, and 3 rows make a word common."""
+    refresh_word_statistics()
+    monkeypatch.setattr(search_module, "_lexeme_stats_cache", [])
+    monkeypatch.setattr(search_module, "_scope_common_cache", {})
+    monkeypatch.setattr(search_module, "LEX_COMMON_ROWS", 3)
+
+
+def recording(ran: list[tuple[str, list[str]]]) -> Any:
+    """A database execute wrapper that notes each counting statement: ("walk" or "index", its lexemes)."""
+
+    def spy(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        if (way := _count_statements(sql)) is not None:
+            ran.append((way, list(params[-1])))
+        return execute(sql, params, many, context)
+
+    return spy
+
+
 def test_a_word_frequent_only_in_charlies_palace_is_not_reported_to_alice(
     alice: Any, charlie: Any, alice_palace: Palace, monkeypatch: Any, embedder_down: None
 ) -> None:
@@ -49,25 +68,17 @@ def test_whether_a_word_is_common_in_a_scope_is_counted_once_then_kept(
 ) -> None:
     for i in range(5):
         remember(alice_palace, f"Coffee note {i} from the kitchen", embed=False)
-    refresh_word_statistics()
-    monkeypatch.setattr(search_module, "_lexeme_stats_cache", [])
-    monkeypatch.setattr(search_module, "_scope_common_cache", {})
-    monkeypatch.setattr(search_module, "LEX_COMMON_ROWS", 3)
-    counted: list[str] = []
+    fresh_counting(monkeypatch)
+    counted: list[tuple[str, list[str]]] = []  # either way of counting (the walk or the index)
 
-    def spy(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
-        if _count_statements(sql) is not None:  # either way of counting (the walk or the index)
-            counted.append(sql)
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(spy):
+    with connection.execute_wrapper(recording(counted)):
         first = memory_search(user=alice, request=SearchRequest(query="coffee"), reinforce=False, register_batch=False)
         again = memory_search(user=alice, request=SearchRequest(query="coffee"), reinforce=False, register_batch=False)
     assert first.common_words == again.common_words == ["coffe"]
     assert len(counted) == 1  # the second search read the kept answer
     # A changed threshold is another question: counted afresh.
     monkeypatch.setattr(search_module, "LEX_COMMON_ROWS", 4)
-    with connection.execute_wrapper(spy):
+    with connection.execute_wrapper(recording(counted)):
         third = memory_search(user=alice, request=SearchRequest(query="coffee"), reinforce=False, register_batch=False)
     assert third.common_words == ["coffe"]
     assert len(counted) == 2
@@ -94,24 +105,15 @@ def test_both_ways_of_counting_give_the_same_exact_answer(
     for i in range(10):
         remember(charlie_palace, f"Merger codename Bluebird draft {i}", embed=False)
     remember(alice_palace, "Bluebird is the name of the cafe downstairs", embed=False)
-    refresh_word_statistics()
-    monkeypatch.setattr(search_module, "_lexeme_stats_cache", [])
-    monkeypatch.setattr(search_module, "_scope_common_cache", {})
-    monkeypatch.setattr(search_module, "LEX_COMMON_ROWS", 3)
+    fresh_counting(monkeypatch)
     monkeypatch.setattr(search_module, "WALK_SHARE", walk_share)
-    ran: list[str] = []
-
-    def spy(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
-        if (way := _count_statements(sql)) is not None:
-            ran.append(way)
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(spy):
+    ran: list[tuple[str, list[str]]] = []
+    with connection.execute_wrapper(recording(ran)):
         result = memory_search(
             user=alice, request=SearchRequest(query="coffee garden bluebird"), reinforce=False, register_batch=False
         )
     assert sorted(result.common_words) == ["coffe", "garden"]
-    assert ran[0] == ("walk" if walk_share == 0.0 else "index")
+    assert ran[0][0] == ("walk" if walk_share == 0.0 else "index")
     charlie_result = memory_search(
         user=charlie, request=SearchRequest(query="coffee garden bluebird"), reinforce=False, register_batch=False
     )
@@ -129,19 +131,10 @@ def test_a_walk_that_ends_before_the_scope_leaves_the_word_to_the_index(
     for i in range(12):
         remember(alice_palace, f"Coffee note {i} from the kitchen", embed=False)
     remember(alice_palace, "Bluebird is the name of the cafe downstairs", embed=False)
-    refresh_word_statistics()
-    monkeypatch.setattr(search_module, "_lexeme_stats_cache", [])
-    monkeypatch.setattr(search_module, "_scope_common_cache", {})
-    monkeypatch.setattr(search_module, "LEX_COMMON_ROWS", 3)
+    fresh_counting(monkeypatch)
     monkeypatch.setattr(search_module, "WALK_MARGIN", 0.5)  # "bluebird" in ~70 % of rows: a walk of 3 rows
     ran: list[tuple[str, list[str]]] = []
-
-    def spy(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
-        if (way := _count_statements(sql)) is not None:
-            ran.append((way, list(params[-1])))
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(spy):
+    with connection.execute_wrapper(recording(ran)):
         result = memory_search(
             user=alice, request=SearchRequest(query="bluebird coffee"), reinforce=False, register_batch=False
         )
@@ -155,20 +148,11 @@ def test_a_scope_without_rows_has_no_common_word(
 ) -> None:
     for i in range(6):
         remember(alice_palace, f"Coffee note {i} from the kitchen", embed=False)
-    refresh_word_statistics()
-    monkeypatch.setattr(search_module, "_lexeme_stats_cache", [])
-    monkeypatch.setattr(search_module, "_scope_common_cache", {})
-    monkeypatch.setattr(search_module, "LEX_COMMON_ROWS", 3)
-    ran: list[str] = []
-
-    def spy(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
-        if (way := _count_statements(sql)) is not None:
-            ran.append(way)
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(spy):
+    fresh_counting(monkeypatch)
+    ran: list[tuple[str, list[str]]] = []
+    with connection.execute_wrapper(recording(ran)):
         empty = memory_search(user=bob, request=SearchRequest(query="coffee"), reinforce=False, register_batch=False)
     assert empty.common_words == [] and empty.hits == []
-    assert ran == ["walk"]  # the walk found no row at all: nothing left for the index
+    assert [way for way, _ in ran] == ["walk"]  # the walk found no row at all: nothing left for the index
     own = memory_search(user=alice, request=SearchRequest(query="coffee"), reinforce=False, register_batch=False)
     assert own.common_words == ["coffe"]  # control
