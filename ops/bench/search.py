@@ -9,7 +9,7 @@ What it builds (and removes afterwards; ops.bench.load):
    planner's choice of an exact scan of the palace rows, decides recall).
 2. Synthetic texts and clustered vectors (ops.bench.synthetic), bulk loaded (ops.bench.load: the HNSW and GIN
    indexes rebuilt after a big load, then VACUUM (ANALYZE)), then the table and both indexes read into shared
-   buffers (`prewarm`), so the figures are a running server's, not its first minutes after an index build.
+   buffers (`prewarm`), so the figures are a running server's, not its first minutes after a bulk load.
 
 What it measures:
 
