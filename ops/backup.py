@@ -40,7 +40,13 @@ DUMP = "database.dump"
 SYSTEM_REASON = "backup"
 # Entries of a dump that a fresh Atrium database already has (ops/embedded.py makes them as the superuser) or that
 # only a superuser may create; a restore skips them. Matched against `pg_restore -l` lines.
-SKIP_ON_RESTORE = ("EXTENSION - vector", "COMMENT - EXTENSION vector", "FUNCTION public atrium_lexeme_stats")
+SKIP_ON_RESTORE = (
+    "EXTENSION - vector",
+    "COMMENT - EXTENSION vector",
+    "EXTENSION - pg_prewarm",
+    "COMMENT - EXTENSION pg_prewarm",
+    "FUNCTION public atrium_lexeme_stats",
+)
 # What ATRIUM_HOME may hold before a restore: only the secret key the settings write at start.
 HOME_ALLOWED = frozenset({"secret_key"})
 
