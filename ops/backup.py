@@ -33,6 +33,8 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from ops.embedded import EXTENSIONS
+
 FORMAT = "atrium-backup"
 VERSION = 1
 MANIFEST = "manifest.json"
@@ -41,10 +43,8 @@ SYSTEM_REASON = "backup"
 # Entries of a dump that a fresh Atrium database already has (ops/embedded.py makes them as the superuser) or that
 # only a superuser may create; a restore skips them. Matched against `pg_restore -l` lines.
 SKIP_ON_RESTORE = (
-    "EXTENSION - vector",
-    "COMMENT - EXTENSION vector",
-    "EXTENSION - pg_prewarm",
-    "COMMENT - EXTENSION pg_prewarm",
+    *(f"EXTENSION - {name}" for name in EXTENSIONS),
+    *(f"COMMENT - EXTENSION {name}" for name in EXTENSIONS),
     "FUNCTION public atrium_lexeme_stats",
 )
 # What ATRIUM_HOME may hold before a restore: only the secret key the settings write at start.

@@ -26,6 +26,9 @@ log = logging.getLogger(__name__)
 DB_NAME = "atrium"
 # Loaded at start (write_tuning): pg_prewarm, for its autoprewarm worker.
 PRELOAD = "pg_prewarm"
+# Extensions the superuser creates (neither is trusted, so the app's role may not): pgvector for the vector column,
+# pg_prewarm for ops.bench.load.prewarm. A restore skips them (ops/backup.py): the new database has them already.
+EXTENSIONS = ("vector", PRELOAD)
 # The role the app connects as: neither superuser nor BYPASSRLS, so the row-level security policies bind it
 # (palace/rls.py). It owns the database and its objects (migrations run as the owner) and may create databases
 # (pytest-django's test database). The package's superuser only bootstraps it.
@@ -349,10 +352,9 @@ def _ensure_app_role(superuser_uri: str) -> None:
         conn.execute(sql.SQL("ALTER ROLE {} LOGIN NOSUPERUSER NOBYPASSRLS CREATEDB").format(role))
     for database in ("template1", DB_NAME):
         with psycopg.connect(_with_database(superuser_uri, database), autocommit=True) as conn:
-            with contextlib.suppress(psycopg.errors.UniqueViolation, psycopg.errors.DuplicateObject):
-                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-            with contextlib.suppress(psycopg.errors.UniqueViolation, psycopg.errors.DuplicateObject):
-                conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")  # ops.prewarm: not trusted either
+            for extension in EXTENSIONS:
+                with contextlib.suppress(psycopg.errors.UniqueViolation, psycopg.errors.DuplicateObject):
+                    conn.execute(sql.SQL("CREATE EXTENSION IF NOT EXISTS {}").format(sql.Identifier(extension)))
             conn.execute(LEXEME_STATS_FUNCTION)  # in template1 too: the test database is created from it
             conn.execute(LEAKPROOF_SQL)
             if database == DB_NAME:
