@@ -80,14 +80,21 @@ class LoadReport:
         return round(self.rows / self.load_seconds, 1) if self.load_seconds > 0 else -1.0
 
 
-def _copy_chunk(*, palace_id: int, size: int, maker: TextMaker, vectors: VectorMaker, rng: np.random.Generator) -> None:
+# Where a palace's rows come from: `size` texts and their vectors a call (synthetic, or ops.bench.corpus).
+Source = Callable[[int, np.random.Generator], tuple[list[str], np.ndarray]]
+
+
+def synthetic_source(maker: TextMaker, vectors: VectorMaker) -> Source:
+    return lambda size, rng: (maker.notes(size), vectors(count=size, rng=rng))
+
+
+def _copy_chunk(*, palace_id: int, size: int, source: Source, rng: np.random.Generator) -> None:
     from pgvector.psycopg.vector import register_vector_info
     from psycopg.types import TypeInfo
 
     now = datetime.now(UTC)
-    texts = maker.notes(size)
     minutes = rng.integers(0, 60 * 24 * 365, size=size)
-    rows = vectors(count=size, rng=rng)
+    texts, rows = source(size, rng)
     with connection.cursor() as cursor:
         cursor.execute(
             f"CREATE TEMP TABLE IF NOT EXISTS {_TEMP} (palace_id bigint, kind text, content text,"
@@ -109,15 +116,14 @@ def _load(
     *,
     palace_id: int,
     count: int,
-    maker: TextMaker,
-    vectors: VectorMaker,
+    source: Source,
     rng: np.random.Generator,
     wrote: Callable[[int], None] = lambda _rows: None,
 ) -> None:
     done = 0
     while done < count:
         size = min(CHUNK, count - done)
-        _copy_chunk(palace_id=palace_id, size=size, maker=maker, vectors=vectors, rng=rng)
+        _copy_chunk(palace_id=palace_id, size=size, source=source, rng=rng)
         done += size
         wrote(size)
 
@@ -165,14 +171,12 @@ def _rebuild(definitions: dict[str, str], settings: dict[str, str], say: Callabl
 
 def bulk_load(
     *,
-    targets: list[tuple[int, int]],
-    maker: TextMaker,
-    vectors: VectorMaker,
+    targets: list[tuple[int, int, Source]],
     rng: np.random.Generator,
     say: Callable[[str], None],
 ) -> LoadReport:
-    """Load `count` synthetic rows into each (palace id, count), as the module docstring says."""
-    total = sum(count for _, count in targets)
+    """Load `count` rows from `source` into each (palace id, count, source), as the module docstring says."""
+    total = sum(count for _, count, _ in targets)
     definitions = _definitions() if total >= REBUILD_AT else {}
     settings = build_settings()
     report = LoadReport(rows=total, load_seconds=0.0, vacuum_seconds=0.0, build_settings=settings)
@@ -194,8 +198,8 @@ def bulk_load(
                 for name in definitions:
                     cursor.execute(f"DROP INDEX {name}")  # names from DROPPED
         started = time.perf_counter()
-        for palace_id, count in targets:
-            _load(palace_id=palace_id, count=count, maker=maker, vectors=vectors, rng=rng, wrote=wrote)
+        for palace_id, count, source in targets:
+            _load(palace_id=palace_id, count=count, source=source, rng=rng, wrote=wrote)
         report.load_seconds = round(time.perf_counter() - started, 2)
         say(f"loaded {total:,} rows in {report.load_seconds} s ({report.rows_per_second:,} rows/s)")
         # VACUUM needs autocommit; inside a transaction (a test) ANALYZE is what can run.
@@ -286,8 +290,9 @@ def background_fill(*, memories: int, progress: Callable[[str], None] | None = N
     background = Background(owners=owners, memories=memories)
     try:
         say(f"background: loading {memories} synthetic memories into three other palaces")
-        targets = [(p.pk, n) for (_, p), n in zip(owners, split(memories, 3), strict=True)]
-        bulk_load(targets=targets, maker=maker, vectors=VectorMaker(centres), rng=rng, say=say)
+        source = synthetic_source(maker, VectorMaker(centres))
+        targets = [(p.pk, n, source) for (_, p), n in zip(owners, split(memories, 3), strict=True)]
+        bulk_load(targets=targets, rng=rng, say=say)
     except BaseException:
         background_remove(background)
         raise

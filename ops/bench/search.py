@@ -40,6 +40,7 @@ import random
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -47,8 +48,9 @@ from django.db import transaction
 
 from memory.providers import get_embedder, set_embedder
 from memory.search import HNSW_EF_SEARCH, SearchRequest, memory_search, vector_arm_settings, vector_nearest
+from ops.bench.corpus import Corpus, CorpusError, CorpusSource, load_corpus, read_lines
 from ops.bench.embedder import Beside, TimedEmbedder
-from ops.bench.load import bulk_load, centres_for, cleanup, make_owner, prewarm, split
+from ops.bench.load import bulk_load, centres_for, cleanup, make_owner, prewarm, split, synthetic_source
 from ops.bench.measures import commit_ms, hnsw_scans, load_average, percentiles, resident_memory, sizes
 from ops.bench.synthetic import TextMaker, VectorMaker
 from palace.actors import Actor
@@ -204,9 +206,12 @@ def run_search_bench(
     recall_sample: int = 50,
     ef_sweep: tuple[int, ...] = (),
     vectors: str = "subspace",
+    texts: Path | None = None,
+    query_texts: Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Build, measure and remove the bench palaces (module docstring); the report as a JSON-ready dict."""
+    """Build, measure and remove the bench palaces (module docstring); the report as a JSON-ready dict. With `texts`,
+    the big palace holds that file's lines and real vectors, and the queries are real texts (ops.bench.corpus)."""
     say = progress or (lambda _line: None)
     report: dict[str, Any] = {"load_average_before": load_average(), "memories": memories, "started": _now()}
     inner = get_embedder()
@@ -214,8 +219,11 @@ def run_search_bench(
         raise RuntimeError("the bench needs an embedder (ATRIUM_EMBEDDER is off)")
     maker = TextMaker()
     rng = np.random.default_rng(11)
+    corpus = None if texts is None else load_corpus(path=texts, rows=memories, embedder=inner, say=say)
+    asked = _query_texts(corpus=corpus, path=query_texts, needed=queries + 10 + recall_sample)
     say("embedding the centre notes")
     vector_maker = VectorMaker(centres_for(maker, memories), model=vectors)
+    synthetic = synthetic_source(maker, vector_maker)
     tag = f"bench-{int(time.time())}-{random.randint(1000, 9999)}"
     owner, palace = make_owner(tag)
     say(f"creating {palaces} small palaces and their owners")
@@ -228,9 +236,13 @@ def run_search_bench(
     every_palace = [palace, member_palace, *(p for _, p in small)]
     try:
         started = time.perf_counter()
-        targets = [(palace.pk, memories), *((p.pk, n) for (_, p), n in zip(small, small_rows, strict=True))]
+        big_source = synthetic if corpus is None else CorpusSource(corpus)
+        targets = [
+            (palace.pk, memories, big_source),
+            *((p.pk, n, synthetic) for (_, p), n in zip(small, small_rows, strict=True)),
+        ]
         say(f"loading {memories:,} memories into the bench palace and {sum(small_rows):,} into {palaces} others")
-        load = bulk_load(targets=targets, maker=maker, vectors=vector_maker, rng=rng, say=say)
+        load = bulk_load(targets=targets, rng=rng, say=say)
         report["bulk_load_seconds"] = round(time.perf_counter() - started, 1)
         report["prewarm"] = prewarm(say)
         report |= {
@@ -255,7 +267,7 @@ def run_search_bench(
         }
         _measure(
             report, owner=owner, member=member, palace=palace, maker=maker, inner=inner, say=say, queries=queries,
-            saves=saves, batches=batches, recall_sample=recall_sample, ef_sweep=ef_sweep,
+            saves=saves, batches=batches, recall_sample=recall_sample, ef_sweep=ef_sweep, asked=asked,
         )  # fmt: skip
     finally:
         say("removing the bench palaces")
@@ -269,7 +281,35 @@ def run_search_bench(
         | {"vectors": vector_maker.describe(), "vector_model": vectors}
         | {"table": f"{report.get('table_maintenance')} after the bulk load, before the measurements"}
     )
+    if corpus is not None:
+        report["synthetic"]["texts"] = "the big palace: the texts file's lines (see texts); small palaces: as above"
+        report["texts"] = corpus.describe(str(inner.name)) | {"queries": _describe_queries(corpus, query_texts)}
+    elif query_texts is not None:
+        report["synthetic"]["queries"] = f"the lines of {query_texts}, embedded as queries ({inner.name})"
     return report
+
+
+def _query_texts(*, corpus: Corpus | None, path: Path | None, needed: int) -> list[str] | None:
+    """The real query texts the measurements take in order (None: synthetic queries): the lines of `path`, else the
+    corpus's held-out lines; cycled when fewer than `needed` (the recall sample then repeats the searches' texts,
+    as it does with synthetic queries)."""
+    if path is not None:
+        lines = read_lines(path)
+        source = str(path)
+    elif corpus is not None:
+        lines = corpus.held_out
+        source = f"{corpus.path} after its first {len(corpus.texts):,} lines"
+    else:
+        return None
+    if not lines:
+        raise CorpusError(f"no query texts: {source} has no non-empty lines (give --query-texts FILE)")
+    return [lines[i % len(lines)] for i in range(needed)]
+
+
+def _describe_queries(corpus: Corpus, path: Path | None) -> str:
+    if path is not None:
+        return f"the lines of {path}, embedded as queries"
+    return f"the lines of {corpus.path} after the first {len(corpus.texts):,} (held out), embedded as queries"
 
 
 def _measure(
@@ -286,22 +326,21 @@ def _measure(
     batches: int,
     recall_sample: int,
     ef_sweep: tuple[int, ...],
+    asked: list[str] | None,
 ) -> None:
     timed = TimedEmbedder(inner)
     set_embedder(timed)
     beside = Beside(inner)
     try:
-        texts = [maker.query() for _ in range(queries + 10)]
+        texts = asked[: queries + 10] if asked else [maker.query() for _ in range(queries + 10)]
         say(f"searching as the owner of the big palace ({queries} queries after 10 warm-up), then cached")
         big = _searches(user=owner, texts=texts, timed=timed, beside=beside)
         system_ms, as_of_ms = _variants(user=owner, texts=texts[10:])
         say("searching as the member of three small palaces, then cached")
         filtered = _searches(user=member, texts=[maker.query() for _ in range(queries + 10)], timed=timed, beside=None)
         say(f"recall@{RECALL_K} of the vector arm against exact search on {recall_sample} queries, both cases")
-        vectors = [
-            np.asarray(inner.query(text))
-            for text in (texts[10:] + [maker.query() for _ in range(recall_sample)])[:recall_sample]
-        ]
+        sample = asked[queries + 10 :] if asked else [maker.query() for _ in range(recall_sample)]
+        vectors = [np.asarray(inner.query(text)) for text in (texts[10:] + sample)[:recall_sample]]
         recall = _recall(user=owner, queries=vectors, sweep=ef_sweep)
         recall_filtered = _recall(user=member, queries=vectors, sweep=ef_sweep)
         report |= {

@@ -8,6 +8,7 @@ import logging
 import signal
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -41,6 +42,16 @@ class Command(BaseCommand):
             choices=["subspace", "isotropic"],
             default="subspace",
             help="synthetic vector model (ops.bench.synthetic; default subspace, as real embeddings measured)",
+        )
+        search.add_argument(
+            "--texts",
+            type=Path,
+            default=None,
+            help="a UTF-8 file, one memory a line: the big palace holds its first N lines with their real embeddings"
+            " (kept beside it as FILE.<model>.npz), the queries are its later lines (ops.bench.corpus)",
+        )
+        search.add_argument(
+            "--query-texts", type=Path, default=None, help="a UTF-8 file, one query a line (embedded as queries)"
         )
         search.add_argument("--json", action="store_true", help="print one JSON object")
         ingest = sub.add_parser("ingest", help="backfill throughput: N synthetic turns, and the embedder alone")
@@ -82,21 +93,27 @@ class Command(BaseCommand):
             raise CommandError("--ef-sweep values must be between 1 and 1,000 (pgvector's range)")
         logging.getLogger("palace.slots").setLevel(logging.ERROR)
         from ops.bench import run_search_bench
+        from ops.bench.corpus import CorpusError
 
         # A bench drops the HNSW index for its bulk load and rebuilds it, and removes its palaces, in `finally`
         # blocks: make SIGTERM unwind like Ctrl-C so they run (a killed bench once left a database without index).
         signal.signal(signal.SIGTERM, _exit_on_sigterm)
         # Progress goes to stderr with --json too: a million-row run takes most of an hour.
-        data = run_search_bench(
-            memories=n,
-            palaces=palaces,
-            queries=options["queries"],
-            saves=options["saves"],
-            recall_sample=options["recall_sample"],
-            ef_sweep=sweep,
-            vectors=options["vectors"],
-            progress=lambda line: self.stderr.write(f"  [{time.strftime('%H:%M:%S')}] {line}"),
-        )
+        try:
+            data = run_search_bench(
+                memories=n,
+                palaces=palaces,
+                queries=options["queries"],
+                saves=options["saves"],
+                recall_sample=options["recall_sample"],
+                ef_sweep=sweep,
+                vectors=options["vectors"],
+                texts=options["texts"],
+                query_texts=options["query_texts"],
+                progress=lambda line: self.stderr.write(f"  [{time.strftime('%H:%M:%S')}] {line}"),
+            )
+        except CorpusError as exc:
+            raise CommandError(f"--texts/--query-texts: {exc}") from exc
         if options["json"]:
             self.stdout.write(json.dumps(data, indent=2))
             return
