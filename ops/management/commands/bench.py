@@ -47,8 +47,8 @@ class Command(BaseCommand):
             "--texts",
             type=Path,
             default=None,
-            help="a UTF-8 file, one memory a line: the big palace holds its first N lines with their real embeddings"
-            " (kept beside it as FILE.<model>.npz), the queries are its later lines (ops.bench.corpus)",
+            help="a UTF-8 file, one memory a line: the palaces hold its first N + N/2 lines with their real"
+            " embeddings (kept beside it as FILE.<model>.npz), the queries are its later lines (ops.bench.corpus)",
         )
         search.add_argument(
             "--query-texts", type=Path, default=None, help="a UTF-8 file, one query a line (embedded as queries)"

@@ -68,7 +68,7 @@ def test_the_vectors_are_kept_beside_the_file_extended_and_embedded_anew_when_it
     assert any("changed since its vectors were cached" in line for line in said)
     assert changed.texts[0] == "A line that was not there before."
 
-    with pytest.raises(CorpusError, match=r"has 51 non-empty lines; --memories 52 needs at least as many"):
+    with pytest.raises(CorpusError, match=r"has 51 non-empty lines; the bench palaces need 52"):
         load_corpus(path=path, rows=52, embedder=embedder, say=said.append)
     with pytest.raises(CorpusError, match="no such file"):
         load_corpus(path=tmp_path / "missing.txt", rows=1, embedder=embedder, say=said.append)
@@ -85,6 +85,7 @@ def _bench(*args: str, monkeypatch: Any) -> tuple[dict[str, Any], dict[str, Any]
         seen["big"] = dict(
             Memory.objects.filter(palace_id=biggest["palace_id"]).values_list("content", "embedding")  # type: ignore[index]
         )
+        seen["all"] = set(Memory.objects.values_list("content", flat=True))
         return real_sizes()
 
     def recording(*, user: Any, request: Any) -> Any:
@@ -107,23 +108,25 @@ def test_bench_search_with_texts_loads_the_files_lines_with_their_real_vectors(
     from memory.providers import embed_passages
 
     path = tmp_path / "notes.txt"
-    lines = _lines(150)
+    lines = _lines(230)
     path.write_text("\n".join(lines), encoding="utf-8")
 
     data, seen = _bench("--texts", str(path), monkeypatch=monkeypatch)
 
     assert set(seen["big"]) == set(lines[:120])  # the big palace holds the file's first 120 lines
+    assert seen["all"] == set(lines[:180])  # and the three small palaces the next 60
     np.testing.assert_allclose(np.asarray(seen["big"][lines[7]]), embed_passages([lines[7]])[0], atol=1e-5)
-    held_out = set(lines[120:])
-    owner_queries = seen["queries"][:14]  # 10 warm-up and 4 measured searches as the owner
-    assert set(owner_queries) <= held_out and len(set(owner_queries)) == 14
+    held_out = set(lines[180:])
+    owner = seen["queries"][:14]  # 10 warm-up and 4 measured searches; then repeats, and the member's 14 others
+    assert len(set(owner)) == 14 and set(seen["queries"]) <= held_out and len(set(seen["queries"])) == 28
     texts = data["texts"]
-    assert (texts["file"], texts["rows"], texts["embedded_now"]) == (str(path), 120, 120)
+    assert (texts["file"], texts["rows"], texts["embedded_now"]) == (str(path), 180, 180)
+    assert texts["palaces"] == "the big palace the first 120 lines, 3 small ones the next 60"
     assert "held out" in texts["queries"] and texts["vectors"].startswith("real ")
     assert data["recall_detail"]["owner"]["queries"] == 5 and 0 <= data["vector_recall"] <= 1
-    assert data["synthetic"]["texts"].startswith("the big palace: the texts file's lines")
+    assert data["synthetic"]["vectors"] == "their real embeddings"
     with np.load(texts["cache"]) as kept:
-        assert kept["vectors"].shape == (120, 384)
+        assert kept["vectors"].shape == (180, 384)
 
     # a second run takes the vectors from the file's cache; --query-texts sets the queries
     asked = tmp_path / "questions.txt"
@@ -138,9 +141,9 @@ def test_bench_search_with_texts_loads_the_files_lines_with_their_real_vectors(
 @pytest.mark.parametrize(
     ("lines", "query_file", "message"),
     [
-        (40, None, r"--texts/--query-texts: .* has 40 non-empty lines; --memories 120 needs at least as many"),
-        (120, None, r"no query texts: .* after its first 120 lines has no non-empty lines"),
-        (150, "missing.txt", r"missing.txt: no such file"),
+        (40, None, r"--texts/--query-texts: .* has 40 non-empty lines; the bench palaces need 180"),
+        (180, None, r"no query texts: .* after its first 180 lines has no non-empty lines"),
+        (230, "missing.txt", r"missing.txt: no such file"),
     ],
 )
 def test_bench_search_refuses_a_texts_file_that_cannot_serve(
