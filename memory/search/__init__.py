@@ -4,7 +4,14 @@ batches an assessment cites (evidence.py), and the walks over edges and along th
 
 from __future__ import annotations
 
-from memory.search.arms import ARM_DEPTH, HNSW_EF_SEARCH, vector_arm_settings, vector_nearest, word_statistics_clear
+from memory.search.arms import (
+    ARM_DEPTH,
+    HNSW_EF_SEARCH,
+    hnsw_ef_search,
+    vector_arm_settings,
+    vector_nearest,
+    word_statistics_clear,
+)
 from memory.search.evidence import Verdict, evidence_assess, qualify_ref
 from memory.search.overview import Overview, palace_overview
 from memory.search.results import FALLBACKS, MAX_LIMIT, MAX_QUERY_CHARS, Hit, SearchRequest, SearchResult
@@ -49,6 +56,7 @@ __all__ = [
     "dialogue_turns",
     "edge_neighbours",
     "evidence_assess",
+    "hnsw_ef_search",
     "memory_search",
     "palace_overview",
     "qualify_ref",

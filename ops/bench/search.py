@@ -47,7 +47,7 @@ import numpy as np
 from django.db import transaction
 
 from memory.providers import get_embedder, set_embedder
-from memory.search import HNSW_EF_SEARCH, SearchRequest, memory_search, vector_arm_settings, vector_nearest
+from memory.search import SearchRequest, hnsw_ef_search, memory_search, vector_arm_settings, vector_nearest
 from ops.bench.corpus import Corpus, CorpusError, CorpusSource, load_corpus, read_lines
 from ops.bench.embedder import Beside, TimedEmbedder
 from ops.bench.load import bulk_load, centres_for, cleanup, make_owner, prewarm, split, synthetic_source
@@ -93,7 +93,8 @@ def _recall(*, user: Any, queries: list[np.ndarray], sweep: tuple[int, ...]) -> 
             truths.append(set(vector_nearest(vector=vector, palaces=palaces, k=RECALL_K, exact=True)))
             exact_ms.append((time.perf_counter() - started) * 1000)
         by_ef: dict[str, Any] = {}
-        for ef in dict.fromkeys((HNSW_EF_SEARCH, *sweep)):
+        arms_ef = hnsw_ef_search()  # the arm's own, for this table's size
+        for ef in dict.fromkeys((arms_ef, *sweep)):
             shares: list[float] = []
             vector_ms: list[float] = []
             for vector, truth in zip(queries, truths, strict=True):
@@ -107,7 +108,7 @@ def _recall(*, user: Any, queries: list[np.ndarray], sweep: tuple[int, ...]) -> 
                 "min": round(min(shares), 2) if shares else -1.0,
                 "vector_statement_ms": percentiles(vector_ms),
             }
-    arm = by_ef[str(HNSW_EF_SEARCH)]
+    arm = by_ef[str(arms_ef)]
     return {
         "recall": arm["recall"],
         "queries": sum(1 for t in truths if t),

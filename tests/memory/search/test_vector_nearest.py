@@ -6,9 +6,11 @@ palace holds rows nearer to the query than alice's memory, and the scan may visi
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
+import pytest
 from django.db import connection
 
 from memory.models import Memory
@@ -68,3 +70,29 @@ def test_the_settings_reported_are_the_ones_the_arm_runs_with(db: Any) -> None:
     assert settings["hnsw.iterative_scan"] == "relaxed_order"
     assert settings["hnsw.ef_search"] == str(HNSW_EF_SEARCH)
     assert int(settings["hnsw.max_scan_tuples"]) > 0  # the server's own value, read, not assumed
+
+
+@pytest.mark.parametrize(("rows", "width"), [(0, 100), (15_000, 100), (30_000, 200), (60_000, 400), (1_500_000, 400)])
+def test_the_search_widens_with_the_table_and_the_arm_runs_with_that_width(
+    alice: Any, monkeypatch: Any, rows: int, width: int
+) -> None:
+    """hnsw.ef_search follows the table's row estimate (the statistics the search caches): the arm's own statement
+    runs with it, and the settings it reports say the same."""
+    from memory.search import arms
+
+    stats = arms._LexemeStats(rows=float(rows), share={}, unlisted=0.0, expires=time.monotonic() + 300)
+    monkeypatch.setattr(arms, "_lexeme_stats_cache", [stats])
+    mine = Palace.objects.get(personal_owner=alice)
+    query = unit(np.random.default_rng(3).normal(size=DIM))
+    own = make_memory(mine, "the deploy window is Thursday", embedding=query)
+    ran: list[str] = []
+
+    def watch(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        ran.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(watch):
+        assert vector_nearest(vector=query, palaces=[mine.pk], k=1) == [own.pk]
+    assert arms.hnsw_ef_search() == width
+    assert sum(f"set_config('hnsw.ef_search', '{width}', true)" in sql for sql in ran) == 1
+    assert vector_arm_settings()["hnsw.ef_search"] == str(width)
