@@ -1,10 +1,11 @@
 """`atrium bench`: MCP tool-call latency against a running server over HTTP (mcp.py), search, save and ingest speed
-and vector recall at N memories in this database (search.py, over synthetic memories (synthetic.py) bulk loaded
-(load.py), with measures.py and embedder.py), backfill throughput against the embedder alone (ingest.py), and the
-ledgers' growth under a team's traffic (ledger.py)."""
+and vector recall at N memories in this database (search.py, over synthetic memories (synthetic.py) or the lines of
+a file of real texts (corpus.py), bulk loaded (load.py), with measures.py and embedder.py), backfill throughput
+against the embedder alone (ingest.py), and the ledgers' growth under a team's traffic (ledger.py)."""
 
 from __future__ import annotations
 
+from ops.bench.corpus import CorpusError
 from ops.bench.ingest import run_ingest_bench, synthetic_sessions
 from ops.bench.ledger import run_ledger_bench
 from ops.bench.load import background_fill, background_remove
@@ -12,6 +13,7 @@ from ops.bench.mcp import LocalStack, local_server, local_stack, parse_server_ti
 from ops.bench.search import run_search_bench
 
 __all__ = [
+    "CorpusError",
     "LocalStack",
     "background_fill",
     "background_remove",

@@ -92,8 +92,7 @@ class Command(BaseCommand):
         if any(not 1 <= ef <= 1000 for ef in sweep):
             raise CommandError("--ef-sweep values must be between 1 and 1,000 (pgvector's range)")
         logging.getLogger("palace.slots").setLevel(logging.ERROR)
-        from ops.bench import run_search_bench
-        from ops.bench.corpus import CorpusError
+        from ops.bench import CorpusError, run_search_bench
 
         # A bench drops the HNSW index for its bulk load and rebuilds it, and removes its palaces, in `finally`
         # blocks: make SIGTERM unwind like Ctrl-C so they run (a killed bench once left a database without index).
