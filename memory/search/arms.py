@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.db import connection, connections, router, transaction
 
 from memory.models import HALF_DISTANCE, Memory, vector_literal
@@ -22,9 +23,8 @@ from memory.text import query_lexemes_sql, query_text
 
 ARM_DEPTH = 100  # candidates each arm contributes to the fusion
 # hnsw.ef_search grows with the table (hnsw_ef_search): HNSW_EF_SEARCH up to 15,000 memories, then one more for every
-# HNSW_EF_ROWS memories, up to HNSW_EF_SEARCH_MAX from 60,000. See hnsw_ef_search for the measurements.
+# HNSW_EF_ROWS memories, up to settings.ATRIUM_VECTOR_EF_SEARCH_MAX (200: from 30,000). See hnsw_ef_search.
 HNSW_EF_SEARCH = 100
-HNSW_EF_SEARCH_MAX = 400
 HNSW_EF_ROWS = 150
 # ts_rank weights for the labels {D, C, B, A}: context (D) counts 0.4 of the memory's own words (A) (measured).
 TS_WEIGHTS = "{0.4, 0.2, 0.4, 1.0}"
@@ -375,11 +375,18 @@ def hnsw_ef_search() -> int:
     at 100 and 20 / 27 at 400. On a small table a wide search costs more than it finds: at 15,000 memories the vector
     statement took 44 ms at ef_search 400 (22 ms at 200 for a member of three palaces) against 4-5 ms at 100, with a
     recall of exactly 1.0, which says the planner read every row of the palaces instead of the index; at 100 the
-    index finds 0.998 there anyway. So the width follows the table: one more for every HNSW_EF_ROWS memories, between
-    HNSW_EF_SEARCH and HNSW_EF_SEARCH_MAX.
+    index finds 0.998 there anyway. So the width follows the table: one more for every HNSW_EF_ROWS memories, from
+    HNSW_EF_SEARCH up to settings.ATRIUM_VECTOR_EF_SEARCH_MAX.
+
+    That widest width is 200 with the denser index of memory 0021 (m 24, ef_construction 128), whose every step
+    costs more: at a million memories its vector statement took 16 / 22 ms p50 / p95 at 200 but 37 / 73 at 400,
+    and search with the query embedding reached 98 ms p95 at 400 (goal 80). On 100,000 real embeddings it finds, at
+    200 / 400, 0.984 / 0.992 (owner) and 0.988 / 0.988 (member of three palaces) of the exact top ten for queries
+    like the memories, 0.895 / 0.944 and 0.904 / 0.904 for LoCoMo's questions: at 200 it already finds more than
+    the earlier index did at 400 (0.97 / 0.96 and 0.91 / 0.84), but the owner's questions from another domain.
     """
     rows = _lexeme_stats().rows
-    return int(min(HNSW_EF_SEARCH_MAX, max(HNSW_EF_SEARCH, rows // HNSW_EF_ROWS)))
+    return int(min(settings.ATRIUM_VECTOR_EF_SEARCH_MAX, max(HNSW_EF_SEARCH, rows // HNSW_EF_ROWS)))
 
 
 def semantic_arm(

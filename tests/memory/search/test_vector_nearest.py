@@ -72,14 +72,28 @@ def test_the_settings_reported_are_the_ones_the_arm_runs_with(db: Any) -> None:
     assert int(settings["hnsw.max_scan_tuples"]) > 0  # the server's own value, read, not assumed
 
 
-@pytest.mark.parametrize(("rows", "width"), [(0, 100), (15_000, 100), (30_000, 200), (60_000, 400), (1_500_000, 400)])
+@pytest.mark.parametrize(
+    ("rows", "most", "width"),
+    [
+        (0, None, 100),
+        (15_000, None, 100),
+        (22_500, None, 150),
+        (30_000, None, 200),
+        (1_500_000, None, 200),  # the default widest (ATRIUM_VECTOR_EF_SEARCH_MAX 200)
+        (60_000, 400, 400),  # an operator's wider one
+        (1_500_000, 400, 400),
+        (60_000, 50, 50),  # or narrower
+    ],
+)
 def test_the_search_widens_with_the_table_and_the_arm_runs_with_that_width(
-    alice: Any, monkeypatch: Any, rows: int, width: int
+    alice: Any, monkeypatch: Any, settings: Any, rows: int, most: int | None, width: int
 ) -> None:
-    """hnsw.ef_search follows the table's row estimate (the statistics the search caches): the arm's own statement
-    runs with it, and the settings it reports say the same."""
+    """hnsw.ef_search follows the table's row estimate (the statistics the search caches) up to the operator's
+    widest: the arm's own statement runs with it, and the settings it reports say the same."""
     from memory.search import arms
 
+    if most is not None:
+        settings.ATRIUM_VECTOR_EF_SEARCH_MAX = most
     stats = arms._LexemeStats(rows=float(rows), share={}, unlisted=0.0, expires=time.monotonic() + 300)
     monkeypatch.setattr(arms, "_lexeme_stats_cache", [stats])
     mine = Palace.objects.get(personal_owner=alice)
