@@ -32,6 +32,10 @@ class CorpusError(ValueError):
     """A texts file that cannot serve the bench as asked (the command turns it into its error message)."""
 
 
+def no_query_texts(source: str) -> str:
+    return f"no query texts: {source} has no non-empty lines (give --query-texts FILE)"
+
+
 def read_lines(path: Path) -> list[str]:
     """The file's non-empty lines, stripped, in order."""
     try:
@@ -94,14 +98,17 @@ def _save(path: Path, model: str, vectors: np.ndarray, lines: list[str]) -> None
     partial.replace(cache)
 
 
-def load_corpus(*, path: Path, rows: int, embedder: Any, say: Callable[[str], None]) -> Corpus:
+def load_corpus(*, path: Path, rows: int, embedder: Any, say: Callable[[str], None], held_out: bool = False) -> Corpus:
     """The first `rows` lines of `path` with their passage embeddings (from the cache, the missing ones embedded by
-    `embedder` and added to it), and the lines after them."""
+    `embedder` and added to it), and the lines after them. `held_out`: the queries are those later lines, so a file
+    without any is refused before anything is embedded."""
     lines = read_lines(path)
     if len(lines) < rows:
         raise CorpusError(
             f"{path} has {len(lines):,} non-empty lines; the bench palaces need {rows:,} (N and N/2 for the small ones)"
         )
+    if held_out and len(lines) == rows:
+        raise CorpusError(no_query_texts(f"{path} after its first {rows:,} lines"))
     model = str(embedder.name)
     vectors = _cached(path, model, lines, say)
     have = 0 if vectors is None else len(vectors)

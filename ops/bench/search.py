@@ -48,7 +48,7 @@ from django.db import transaction
 
 from memory.providers import get_embedder, set_embedder
 from memory.search import SearchRequest, hnsw_ef_search, memory_search, vector_arm_settings, vector_nearest
-from ops.bench.corpus import Corpus, CorpusError, CorpusSource, load_corpus, read_lines
+from ops.bench.corpus import Corpus, CorpusError, CorpusSource, load_corpus, no_query_texts, read_lines
 from ops.bench.embedder import Beside, TimedEmbedder
 from ops.bench.load import bulk_load, centres_for, cleanup, make_owner, prewarm, split, synthetic_source
 from ops.bench.measures import commit_ms, hnsw_scans, load_average, percentiles, resident_memory, sizes
@@ -222,8 +222,15 @@ def run_search_bench(
     maker = TextMaker()
     rng = np.random.default_rng(11)
     rows = memories + memories // 2
-    corpus = None if texts is None else load_corpus(path=texts, rows=rows, embedder=inner, say=say)
-    asked = _query_texts(corpus=corpus, path=query_texts, needed=2 * (queries + 10) + recall_sample)
+    query_lines = None if query_texts is None else read_lines(query_texts)  # refused before anything is embedded
+    if query_lines == []:
+        raise CorpusError(no_query_texts(str(query_texts)))
+    corpus = (
+        None
+        if texts is None
+        else load_corpus(path=texts, rows=rows, embedder=inner, say=say, held_out=query_lines is None)
+    )
+    asked = _query_texts(corpus=corpus, lines=query_lines, needed=2 * (queries + 10) + recall_sample)
     say("embedding the centre notes")
     vector_maker = VectorMaker(centres_for(maker, memories), model=vectors)
     synthetic = synthetic_source(maker, vector_maker)
@@ -295,20 +302,14 @@ def run_search_bench(
     return report
 
 
-def _query_texts(*, corpus: Corpus | None, path: Path | None, needed: int) -> list[str] | None:
-    """The real query texts the measurements take in order (None: synthetic queries): the lines of `path`, else the
-    corpus's held-out lines; cycled when fewer than `needed` (the recall sample then repeats the searches' texts,
-    as it does with synthetic queries)."""
-    if path is not None:
-        lines = read_lines(path)
-        source = str(path)
-    elif corpus is not None:
+def _query_texts(*, corpus: Corpus | None, lines: list[str] | None, needed: int) -> list[str] | None:
+    """The real query texts the measurements take in order (None: synthetic queries): `lines` (of --query-texts),
+    else the corpus's held-out lines; cycled when fewer than `needed` (the recall sample then repeats the searches'
+    texts, as it does with synthetic queries). Both were checked to be non-empty before anything was embedded."""
+    if lines is None and corpus is not None:
         lines = corpus.held_out
-        source = f"{corpus.path} after its first {len(corpus.texts):,} lines"
-    else:
+    if lines is None:
         return None
-    if not lines:
-        raise CorpusError(f"no query texts: {source} has no non-empty lines (give --query-texts FILE)")
     return [lines[i % len(lines)] for i in range(needed)]
 
 

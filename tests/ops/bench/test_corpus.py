@@ -144,6 +144,7 @@ def test_bench_search_with_texts_loads_the_files_lines_with_their_real_vectors(
         (40, None, r"--texts/--query-texts: .* has 40 non-empty lines; the bench palaces need 180"),
         (180, None, r"no query texts: .* after its first 180 lines has no non-empty lines"),
         (230, "missing.txt", r"missing.txt: no such file"),
+        (230, "empty.txt", r"no query texts: .*empty.txt has no non-empty lines"),
     ],
 )
 def test_bench_search_refuses_a_texts_file_that_cannot_serve(
@@ -151,8 +152,10 @@ def test_bench_search_refuses_a_texts_file_that_cannot_serve(
 ) -> None:
     path = tmp_path / "notes.txt"
     path.write_text("\n".join(_lines(lines)), encoding="utf-8")
+    (tmp_path / "empty.txt").write_text("\n  \n", encoding="utf-8")
     before = (Palace.objects.count(), get_user_model().objects.count())
     extra = ["--query-texts", str(tmp_path / query_file)] if query_file else []
     with pytest.raises(CommandError, match=message):
         _bench("--texts", str(path), *extra, monkeypatch=monkeypatch)
     assert (Palace.objects.count(), get_user_model().objects.count()) == before  # refused before building
+    assert list(tmp_path.glob("*.npz")) == []  # and before embedding a line
