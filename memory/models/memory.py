@@ -116,9 +116,9 @@ class Memory(models.Model):
             # Over the half-precision cast of the vector: half the size (167 MB instead of 293 MB at 150k rows)
             # and measured ~35 % faster to search; queries order by the same cast (memory.search, the write
             # pipeline's neighbours) and compute the exact cosine from the stored full-precision vector. The graph
-            # is denser than pgvector's default (memory 0021): on 100,000 real embeddings recall@10 at the arm's
-            # ef_search 400 is 0.99 instead of 0.97, for a build 2.7 times as long (README, "Recall on real
-            # embeddings").
+            # is denser than pgvector's default (memory 0021): on 100,000 real embeddings recall@10 is 0.98-0.99
+            # instead of 0.95-0.96 at ef_search 200 (the arm's widest by default), for a build 2.7 times as long
+            # (README, "Recall on real embeddings").
             HnswIndex(
                 OpClass(Cast("embedding", HalfVectorField(dimensions=EMBEDDING_DIM)), name="halfvec_cosine_ops"),
                 name="memory_embedding_hnsw",

@@ -379,8 +379,9 @@ def hnsw_ef_search() -> int:
     HNSW_EF_SEARCH up to settings.ATRIUM_VECTOR_EF_SEARCH_MAX.
 
     That widest width is 200 with the denser index of memory 0021 (m 24, ef_construction 128), whose every step
-    costs more: at a million memories its vector statement took 16 / 22 ms p50 / p95 at 200 but 37 / 73 at 400,
-    and search with the query embedding reached 98 ms p95 at 400 (goal 80). On 100,000 real embeddings it finds, at
+    costs more: at a million memories (two idle runs) its vector statement took 16-21 / 22-35 ms p50 / p95 at 200
+    but 29-37 / 47-73 at 400, and search with the query embedding 80.4 ms p95 with the arm's widest at 200, 98 ms
+    at 400 (goal 80). On 100,000 real embeddings it finds, at
     200 / 400, 0.984 / 0.992 (owner) and 0.988 / 0.988 (member of three palaces) of the exact top ten for queries
     like the memories, 0.895 / 0.944 and 0.904 / 0.904 for LoCoMo's questions: at 200 it already finds more than
     the earlier index did at 400 (0.97 / 0.96 and 0.91 / 0.84), but the owner's questions from another domain.

@@ -213,8 +213,8 @@ BAD_VALUES = [
     (
         "ATRIUM_VECTOR_EF_SEARCH_MAX",
         "5000",
-        "atrium.E005",
-        "must be 1 to 1000, not 5000",
+        "atrium.E003",
+        "must be at most 1000, not 5000",
         "ATRIUM_VECTOR_EF_SEARCH_MAX",
         200,
         "1000",
