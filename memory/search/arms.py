@@ -482,8 +482,11 @@ def vector_nearest(
 
 
 def vector_arm_settings() -> dict[str, str]:
-    """The pgvector settings the semantic arm runs with: its own two and the server's values of the others."""
+    """The pgvector settings the semantic arm runs with: its own two and the server's values of the others. pgvector
+    defines its settings when its library loads in the session (at the first vector value), so a session that has not
+    touched one yet would read them as unknown: a vector literal loads it first."""
     with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT '[0]'::vector")
         cursor.execute(
             "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
             f" set_config('hnsw.ef_search', '{hnsw_ef_search()}', true)"

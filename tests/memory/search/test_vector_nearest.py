@@ -72,6 +72,21 @@ def test_the_settings_reported_are_the_ones_the_arm_runs_with(db: Any) -> None:
     assert int(settings["hnsw.max_scan_tuples"]) > 0  # the server's own value, read, not assumed
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_new_session_reports_the_servers_values_too() -> None:
+    """A database session that has not touched a vector yet has not loaded pgvector's library, whose settings are
+    then unknown to it (`atrium shell` reported them as None before any search)."""
+    connection.close()  # the next statement opens a new session
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('hnsw.max_scan_tuples', true)")
+        assert cursor.fetchone() == (None,)  # what the report read before it loaded the library itself
+    connection.close()
+
+    settings = vector_arm_settings()
+
+    assert int(settings["hnsw.max_scan_tuples"]) > 0 and float(settings["hnsw.scan_mem_multiplier"]) > 0
+
+
 @pytest.mark.parametrize(
     ("rows", "most", "width"),
     [
