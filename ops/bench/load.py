@@ -104,7 +104,8 @@ def _copy_chunk(*, palace_id: int, size: int, source: Source, rng: np.random.Gen
         register_vector_info(raw, TypeInfo.fetch(raw.connection, "vector"))
         with raw.copy(f"COPY {_TEMP} ({_TEMP_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy:
             copy.set_types(["int8", "text", "text", "timestamptz", "text", "vector"])
-            for i, content in enumerate(texts):
+            for i, text in enumerate(texts):
+                content = text.replace("\x00", "")  # PostgreSQL text holds no NUL; a save drops it too (memory.save)
                 occurred = now - timedelta(minutes=int(minutes[i]))
                 search_text = build_search_text(content=content, occurred_at=occurred)
                 copy.write_row((palace_id, KINDS[i % len(KINDS)], content, occurred, search_text, rows[i]))

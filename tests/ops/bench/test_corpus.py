@@ -109,10 +109,14 @@ def test_bench_search_with_texts_loads_the_files_lines_with_their_real_vectors(
 
     path = tmp_path / "notes.txt"
     lines = _lines(230)
+    lines[3] = "A docstring quoting a NUL: '\x00' (PostgreSQL text cannot hold it)."  # a real file's line did
+    lines[150] = lines[150] + " \x00"
     path.write_text("\n".join(lines), encoding="utf-8")
 
     data, seen = _bench("--texts", str(path), monkeypatch=monkeypatch)
 
+    lines = [line.replace("\x00", "") for line in lines]  # stored without it, as a save stores it
+    assert lines[3] == "A docstring quoting a NUL: '' (PostgreSQL text cannot hold it)."
     assert set(seen["big"]) == set(lines[:120])  # the big palace holds the file's first 120 lines
     assert seen["all"] == set(lines[:180])  # and the three small palaces the next 60
     np.testing.assert_allclose(np.asarray(seen["big"][lines[7]]), embed_passages([lines[7]])[0], atol=1e-5)
