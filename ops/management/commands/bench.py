@@ -138,6 +138,7 @@ class Command(BaseCommand):
             )
         self.stdout.write(f"{'vector recall@10':<25} {data['vector_recall']} (owner), "
                           f"{data['vector_recall_filtered']} (member of three small palaces)")  # fmt: skip
+        self.stdout.write(f"{'':<25} on {data['vector_recall_on']}")
         self.stdout.write(f"{'commit_ms':<25} {data['commit_ms']:.2f} (not included in save_ms)")
         self.stdout.write(f"{'ingest':<25} {data['ingest_per_second']} memories/s (batches of 10)")
         places = data["palaces"]

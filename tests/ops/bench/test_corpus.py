@@ -129,6 +129,7 @@ def test_bench_search_with_texts_loads_the_files_lines_with_their_real_vectors(
     assert "held out" in texts["queries"] and texts["vectors"].startswith("real ")
     assert data["recall_detail"]["owner"]["queries"] == 5 and 0 <= data["vector_recall"] <= 1
     assert data["synthetic"]["vectors"] == "their real embeddings"
+    assert data["vector_recall_on"] == f"real multilingual-e5-small embeddings of {path}"
     with np.load(texts["cache"]) as kept:
         assert kept["vectors"].shape == (180, 384)
 

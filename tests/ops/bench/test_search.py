@@ -14,6 +14,7 @@ from django.core.management import CommandError, call_command
 from django.db.models import Count
 
 from memory.models import AccessRecord, Memory
+from ops.management.commands.bench import Command
 from palace.models import Membership, Palace
 
 LATENCIES = ("search_ms", "search_total_ms", "search_filtered_ms", "search_filtered_total_ms", "save_ms")
@@ -59,6 +60,7 @@ def test_bench_search_reports_every_figure_and_leaves_nothing(db: Any, monkeypat
     assert data["search_modes"] == {"hybrid": 6}
     for key in ("vector_recall", "vector_recall_filtered"):
         assert 0 <= data[key] <= 1
+    assert data["vector_recall_on"].startswith("synthetic vectors (ops.bench.synthetic), far harder")  # labelled
     assert data["recall_detail"]["owner"]["queries"] == data["recall_detail"]["member"]["queries"] == 10
     sweep = data["recall_detail"]["owner"]["by_ef_search"]
     assert set(sweep) == {"100", "40"} and sweep["100"]["recall"] == data["vector_recall"]
@@ -76,6 +78,11 @@ def test_bench_search_reports_every_figure_and_leaves_nothing(db: Any, monkeypat
     )
     assert len(data["load_average_before"]) == len(data["load_average_after"]) == 3
     assert data["cleanup_seconds"] >= 0
+    text = StringIO()
+    Command(stdout=text)._print_search(data)  # the command's text output of the same report
+    recall_line = next(line for line in text.getvalue().splitlines() if line.startswith("vector recall@10"))
+    assert f"{data['vector_recall']} (owner)" in recall_line
+    assert f"on {data['vector_recall_on']}" in text.getvalue()  # the recall says what it was measured on
 
     assert not Memory.objects.exists() and not AccessRecord.objects.exists()
     assert not get_user_model().objects.filter(username__startswith="bench-").exists()
